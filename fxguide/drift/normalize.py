@@ -1,0 +1,63 @@
+"""The one normalization layer every output check goes through.
+
+Only differences that carry no meaning are removed: memory addresses, the
+counter in ``<eval_with_key>.N``, temporary and installation paths, trailing
+whitespace, the blank lines around generated code, and timings (a timing line
+keeps its shape, not its number). Everything else is compared exactly; random
+values are made deterministic by seeding, never normalized away.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+
+_REPO = str(Path(__file__).resolve().parents[2])
+
+_RULES: list[tuple[re.Pattern[str], str]] = [
+    # <built-in method sum of type object at 0x7f3a...>, <function f at 0x...>
+    (re.compile(r"\b0x[0-9a-fA-F]{6,}\b"), "0x<addr>"),
+    # the code object name FX gives each generated forward: <eval_with_key>.12
+    (re.compile(r"<eval_with_key>\.\d+"), "<eval_with_key>.N"),
+    # timings: "3.21 ms", "0.5s", "12.0 µs" -> "<time>"; ratios "1.43x" -> "<ratio>x"
+    (re.compile(r"(?<![\w.])\d+\.\d+(?:e[-+]?\d+)?\s?(?:ns|µs|us|ms|s)\b"), "<time>"),
+    (re.compile(r"(?<![\w.])\d+\.\d+\s?[x×](?![\w])"), "<ratio>x"),
+]
+
+
+def _path_rules() -> list[tuple[str, str]]:
+    """Absolute paths that differ between machines, longest first."""
+    paths = {
+        sysconfig.get_paths()["purelib"]: "<site-packages>",
+        sysconfig.get_paths()["platlib"]: "<site-packages>",
+        _REPO: "<repo>",
+        tempfile.gettempdir(): "<tmp>",
+        sys.prefix: "<prefix>",
+    }
+    return sorted(paths.items(), key=lambda item: -len(item[0]))
+
+
+def normalize(text: str) -> str:
+    """Return ``text`` with meaningless differences removed.
+
+    >>> normalize("<function f at 0x7f3a2b1c9d30>")
+    '<function f at 0x<addr>>'
+    >>> normalize("File <eval_with_key>.37, line 5")
+    'File <eval_with_key>.N, line 5'
+    >>> normalize("fused: 1.73 ms (2.41x faster)")
+    'fused: <time> (<ratio>x faster)'
+    >>> normalize("\\n\\ndef forward(self, x):   \\n    return x\\n\\n")
+    'def forward(self, x):\\n    return x'
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"normalize: expected the output text as str, got {type(text).__name__}")
+    for prefix, placeholder in _path_rules():
+        text = text.replace(prefix, placeholder)
+    text = re.sub(r"<tmp>/[^\s'\"]*", "<tmp>/…", text)
+    for pattern, replacement in _RULES:
+        text = pattern.sub(replacement, text)
+    lines = [line.rstrip() for line in text.splitlines()]
+    return "\n".join(lines).strip("\n")

@@ -1,0 +1,53 @@
+"""A Sphinx extension: a page cell that raises without saying so fails the build at its line.
+
+myst-nb reports a failed notebook by page; this names the cell, its line in the
+``.md`` source and the exception, e.g.::
+
+    docs/limitations.md:42: WARNING: cell 3 raised TraceError: symbolically traced ...
+    (tag the cell raises-exception if this error is the point of the example)
+
+Under ``-W`` the warning fails the build.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.util import logging
+
+from fxguide.drift.extract import cell_fence_lines
+
+logger = logging.getLogger(__name__)
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _last_line(traceback: str) -> str:
+    lines = [line for line in _ANSI.sub("", traceback).splitlines() if line.strip()]
+    return lines[-1].strip() if lines else "an exception"
+
+
+def check_unexpected_errors(app: Sphinx, doctree: nodes.document) -> None:
+    source = Path(doctree.get("source", ""))
+    fences = cell_fence_lines(source) if source.suffix == ".md" else []
+    cells = [c for c in doctree.findall(nodes.container) if c.get("nb_element") == "cell_code"]
+    for number, cell in enumerate(cells, 1):
+        tags = (cell.get("cell_metadata") or {}).get("tags", [])
+        if "raises-exception" in tags:
+            continue
+        for block in cell.findall(nodes.literal_block):
+            if "traceback" in block.get("classes", []):
+                line = fences[number - 1] if len(fences) == len(cells) else cell.line
+                logger.warning(
+                    "cell %s raised %s (tag the cell raises-exception if this error is the point of the example)",
+                    number, _last_line(block.astext()), location=(app.env.docname, line), type="fxguide",
+                    subtype="unexpected-exception",
+                )
+                break
+
+
+def setup(app: Sphinx) -> dict:
+    app.connect("doctree-read", check_unexpected_errors)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,37 @@
+"""Every output the site shows equals the output recorded in tests/expected."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from fxguide.drift import snapshots
+from fxguide.drift.compare import SAME, compare
+from fxguide.drift.extract import ROOT, gallery_snippets, gallery_sources, page_snippets, page_sources
+
+TORCH = torch.__version__.split("+")[0]
+
+
+def _check(source: str, actual) -> None:
+    drift = [f for f in compare(source, snapshots.load(source), actual, TORCH) if f.status != SAME]
+    if drift:
+        pytest.fail("\n\n".join(f.message for f in drift), pytrace=False)
+
+
+@pytest.mark.docs
+@pytest.mark.parametrize("page", page_sources(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_page_outputs_match_expected(built_site, page):
+    _check(str(page.relative_to(ROOT)), page_snippets(page, built_site))
+
+
+@pytest.mark.docs
+@pytest.mark.parametrize("script", gallery_sources(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_gallery_outputs_match_expected(built_site, script):
+    _check(str(script.relative_to(ROOT)), gallery_snippets(script))
+
+
+def test_every_source_has_a_snapshot_and_no_snapshot_is_orphaned():
+    sources = {str(p.relative_to(ROOT)) for p in page_sources() + gallery_sources()}
+    recorded = {str(p.relative_to(snapshots.EXPECTED))[: -len(".txt")] for p in snapshots.EXPECTED.rglob("*.txt")}
+    assert sources - recorded == set(), "pages or scripts without expected outputs: run `make update-expected`"
+    assert recorded - sources == set(), "snapshots of sources that no longer exist: run `make update-expected`"
