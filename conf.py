@@ -13,6 +13,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
+# Notebook kernels are child processes: they must import this checkout's fxguide too.
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
 
 from fxguide.drift.fingerprint import fingerprint, invalidate_stale_gallery  # noqa: E402
 
