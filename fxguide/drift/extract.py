@@ -68,7 +68,12 @@ def _text_of(output: dict) -> str:
         if "text/plain" in data and not any(k.startswith("image/") for k in data):
             return "".join(data["text/plain"])
         images = sorted(k for k in data if k.startswith("image/"))
-        return f"<{images[0]}>" if images else "<" + ", ".join(sorted(data)) + ">"
+        if not images:
+            return "<" + ", ".join(sorted(data)) + ">"
+        # A picture is recorded by its kind plus its text form, when the object
+        # gives a meaningful one (fxguide's graph pictures print their edges).
+        text = "".join(data.get("text/plain", ""))
+        return f"<{images[0]}>" + ("\n" + text if text and not text.startswith("<") else "")
     return ""
 
 
