@@ -6,65 +6,12 @@ fxguide package, one page, one gallery script), never the real tree.
 
 from __future__ import annotations
 
-import shutil
 import textwrap
-from pathlib import Path
 
 import pytest
-
-from fxguide.drift.build import build_docs
-from fxguide.drift.extract import ROOT
+from throwaway import PAGE_HEAD, GOOD_SCRIPT, build, make_site
 
 pytestmark = pytest.mark.slow
-
-INDEX = """\
-# Throwaway site
-
-```{toctree}
-page
-gallery/index
-```
-"""
-
-PAGE_HEAD = """\
----
-file_format: mystnb
-kernelspec:
-  name: python3
-  display_name: Python 3
----
-
-# A page
-
-"""
-
-GOOD_SCRIPT = '''\
-"""
-A fine example
-==============
-
-It prints.
-"""
-
-print("fine")
-'''
-
-
-def make_site(tmp_path: Path, page_cells: str, script: str = GOOD_SCRIPT) -> Path:
-    site = tmp_path / "site"
-    (site / "docs").mkdir(parents=True)
-    (site / "gallery").mkdir()
-    shutil.copy(ROOT / "conf.py", site / "conf.py")
-    shutil.copytree(ROOT / "fxguide", site / "fxguide", ignore=shutil.ignore_patterns("__pycache__"))
-    (site / "docs" / "index.md").write_text(INDEX)
-    (site / "docs" / "page.md").write_text(PAGE_HEAD + textwrap.dedent(page_cells))
-    (site / "gallery" / "README.rst").write_text("Gallery\n=======\n")
-    (site / "gallery" / "example.py").write_text(script)
-    return site
-
-
-def build(site: Path):
-    return build_docs(site / "_build", force=True, cwd=site)
 
 
 def test_an_unexpected_exception_in_a_page_fails_the_build_naming_file_and_line(tmp_path):

@@ -1,0 +1,99 @@
+"""Caches never serve stale output: torch, fxguide or the page changing re-executes it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+from throwaway import build, make_site
+
+from fxguide.drift.extract import ROOT
+from fxguide.drift.fingerprint import fingerprint, invalidate_stale_gallery
+
+
+@pytest.fixture
+def repo_copy(tmp_path) -> Path:
+    shutil.copytree(ROOT / "fxguide", tmp_path / "fxguide", ignore=shutil.ignore_patterns("__pycache__"))
+    return tmp_path
+
+
+def test_fingerprint_changes_with_torch_version(repo_copy, monkeypatch):
+    before = fingerprint(repo_copy)
+    monkeypatch.setattr(torch, "__version__", "9.9.9+cpu")
+    after = fingerprint(repo_copy)
+    assert before != after and after.startswith("torch9_9_9-")
+
+
+def test_fingerprint_changes_with_any_fxguide_source(repo_copy):
+    before = fingerprint(repo_copy)
+    module = repo_copy / "fxguide" / "models.py"
+    module.write_text(module.read_text() + "\n# an edit\n")
+    assert fingerprint(repo_copy) != before
+
+
+def test_fingerprint_rejects_a_folder_without_fxguide(tmp_path):
+    with pytest.raises(FileNotFoundError, match="pass the repository root"):
+        fingerprint(tmp_path)
+
+
+def test_gallery_md5s_are_dropped_only_when_the_key_changes(tmp_path):
+    out = tmp_path / "gallery"
+    assert invalidate_stale_gallery(out, "key-a")
+    md5 = out / "example.py.md5"
+    md5.write_text("abc")
+    assert not invalidate_stale_gallery(out, "key-a") and md5.exists()
+    assert invalidate_stale_gallery(out, "key-b") and not md5.exists()
+    md5.write_text("abc")
+    assert invalidate_stale_gallery(out, "key-b", force=True) and not md5.exists()
+
+
+PROBE_PAGE = """\
+```{code-cell} python
+from fxguide._probe import VALUE
+print(VALUE)
+```
+"""
+
+PROBE_SCRIPT = '''\
+"""
+Probe
+=====
+
+Prints a value from fxguide.
+"""
+
+from fxguide._probe import VALUE
+
+print(VALUE)
+'''
+
+
+def shown(site: Path) -> tuple[str, str]:
+    notebook = json.loads((site / "_build" / "jupyter_execute" / "page.ipynb").read_text())
+    page = "".join(notebook["cells"][-1]["outputs"][0]["text"]).strip()
+    rst = (site / "docs" / "gallery" / "example.rst").read_text()
+    script = rst.split(".. code-block:: none", 1)[1].split("\n\n")[1].strip()
+    return page, script
+
+
+@pytest.mark.slow
+def test_cached_builds_reexecute_after_fxguide_or_page_edits(tmp_path):
+    site = make_site(tmp_path, PROBE_PAGE, script=PROBE_SCRIPT)
+    probe = site / "fxguide" / "_probe.py"
+    probe.write_text('VALUE = "one"\n')
+
+    def rebuild() -> tuple[str, str]:
+        done = build(site, force=False)  # the local, cached workflow
+        assert done.returncode == 0, done.stdout[-5000:]
+        return shown(site)
+
+    assert rebuild() == ("one", "one")
+    assert rebuild() == ("one", "one")  # nothing changed: cached output is still right
+    probe.write_text('VALUE = "two"\n')
+    assert rebuild() == ("two", "two"), "a change of fxguide must re-execute pages and examples"
+    page = site / "docs" / "page.md"
+    page.write_text(page.read_text().replace("print(VALUE)", "print(VALUE * 2)"))
+    assert rebuild() == ("twotwo", "two"), "a change of the page must re-execute it"

@@ -1,0 +1,61 @@
+"""A throwaway copy of the site (real conf.py and fxguide, one page, one script) for build tests."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from pathlib import Path
+
+from fxguide.drift.build import build_docs
+from fxguide.drift.extract import ROOT
+
+INDEX = """\
+# Throwaway site
+
+```{toctree}
+page
+gallery/index
+```
+"""
+
+PAGE_HEAD = """\
+---
+file_format: mystnb
+kernelspec:
+  name: python3
+  display_name: Python 3
+---
+
+# A page
+
+"""
+
+GOOD_SCRIPT = '''\
+"""
+A fine example
+==============
+
+It prints.
+"""
+
+print("fine")
+'''
+
+
+def make_site(tmp_path: Path, page_cells: str, script: str = GOOD_SCRIPT) -> Path:
+    site = tmp_path / "site"
+    (site / "docs").mkdir(parents=True)
+    (site / "gallery").mkdir()
+    shutil.copy(ROOT / "conf.py", site / "conf.py")
+    shutil.copytree(ROOT / "fxguide", site / "fxguide", ignore=shutil.ignore_patterns("__pycache__"))
+    (site / "docs" / "index.md").write_text(INDEX)
+    (site / "docs" / "page.md").write_text(PAGE_HEAD + textwrap.dedent(page_cells))
+    (site / "gallery" / "README.rst").write_text("Gallery\n=======\n")
+    (site / "gallery" / "example.py").write_text(script)
+    return site
+
+
+def build(site: Path, *, force: bool = True):
+    return build_docs(site / "_build", force=force, cwd=site)
+
+
