@@ -32,6 +32,9 @@ _FILL = {
 }
 
 
+_DPI = 110
+
+
 class GraphvizNotFound(RuntimeError):
     """Graphviz's ``dot`` program is not on PATH."""
 
@@ -126,7 +129,7 @@ def render(dot_source: str, fmt: str = "svg") -> bytes:
         raise ValueError("render: expected DOT source text starting with 'digraph' (see to_dot)")
     if fmt not in {"svg", "png"}:
         raise ValueError(f"render: fmt must be 'svg' or 'png', got {fmt!r}")
-    extra = ["-Gdpi=110"] if fmt == "png" else []
+    extra = [f"-Gdpi={_DPI}"] if fmt == "png" else []
     done = subprocess.run([require_dot(), f"-T{fmt}", *extra], input=dot_source.encode(),
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False)
     if done.returncode != 0:
@@ -168,17 +171,22 @@ class GraphPicture:
         head = f"GraphPicture {self.title!r}: {self.node_count} nodes, {len(self.edges)} edges"
         return "\n".join([head] + [f"  {src} -> {dst}" for src, dst in self.edges])
 
-    def show(self, ax: Any = None) -> Any:
-        """Draw the picture on a matplotlib axes (a new figure when ``ax`` is None); return the axes."""
+    def image(self) -> Any:
+        """The rendered picture as an RGB(A) array (height × width × channels) for ``imshow``."""
         import io
 
         import matplotlib.image as mpimg
-        import matplotlib.pyplot as plt
 
-        image = mpimg.imread(io.BytesIO(self.png()), format="png")
+        return mpimg.imread(io.BytesIO(self.png()), format="png")
+
+    def show(self, ax: Any = None) -> Any:
+        """Draw the picture on a matplotlib axes (a new figure when ``ax`` is None); return the axes."""
+        image = self.image()
         if ax is None:
+            import matplotlib.pyplot as plt
+
             height, width = image.shape[:2]
-            _, ax = plt.subplots(figsize=(max(width / 110, 2.0), max(height / 110, 2.0)))
+            _, ax = plt.subplots(figsize=(max(width / _DPI, 2.0), max(height / _DPI, 2.0)))
         ax.imshow(image)
         ax.set_axis_off()
         return ax
@@ -195,8 +203,18 @@ def plot_graphs(*pictures: GraphPicture) -> Any:
         raise TypeError("plot_graphs: pass one or more GraphPicture objects (made with draw())")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(pictures), figsize=(4.5 * len(pictures), 7), squeeze=False)
-    for ax, picture in zip(axes[0], pictures):
-        picture.show(ax)
+    images = [p.image() for p in pictures]
+    height = max(image.shape[0] for image in images)
+    width = max(image.shape[1] for image in images)
+    scale = min(1.0, 9.0 / (height / _DPI), 14.0 / (len(images) * width / _DPI))
+    fig, axes = plt.subplots(1, len(images), squeeze=False,
+                             figsize=(len(images) * width / _DPI * scale, height / _DPI * scale))
+    for ax, image in zip(axes[0], images):
+        # The same canvas for every picture, so all are drawn at the same scale, top-aligned.
+        margin = (width - image.shape[1]) / 2
+        ax.imshow(image)
+        ax.set_xlim(-margin, image.shape[1] + margin)
+        ax.set_ylim(height, 0)
+        ax.set_axis_off()
     fig.tight_layout()
     return fig

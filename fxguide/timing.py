@@ -43,27 +43,38 @@ def format_ratio(ratio: float) -> str:
     return f"{ratio:.2f}x"
 
 
-@dataclass(frozen=True)
-class Timing:
-    """Repeated measurements of one call, in seconds."""
+class _Spread:
+    """Median, min and max of a dataclass's one tuple of numbers."""
 
-    samples: tuple[float, ...]
+    def _values(self) -> tuple[float, ...]:
+        raise NotImplementedError
 
     def __post_init__(self) -> None:
-        if not self.samples:
-            raise ValueError("Timing: needs at least one sample")
+        if not self._values():
+            raise ValueError(f"{type(self).__name__}: needs at least one {self._what}")
 
     @property
     def median(self) -> float:
-        return statistics.median(self.samples)
+        return statistics.median(self._values())
 
     @property
     def min(self) -> float:
-        return min(self.samples)
+        return min(self._values())
 
     @property
     def max(self) -> float:
-        return max(self.samples)
+        return max(self._values())
+
+
+@dataclass(frozen=True)
+class Timing(_Spread):
+    """Repeated measurements of one call, in seconds."""
+
+    samples: tuple[float, ...]
+    _what = "sample"
+
+    def _values(self) -> tuple[float, ...]:
+        return self.samples
 
     def __str__(self) -> str:
         return (f"{format_time(self.median)} (min {format_time(self.min)}, "
@@ -71,26 +82,14 @@ class Timing:
 
 
 @dataclass(frozen=True)
-class Speedup:
+class Speedup(_Spread):
     """How many times faster ``after`` ran than ``before``, from paired runs."""
 
     ratios: tuple[float, ...]
+    _what = "ratio"
 
-    def __post_init__(self) -> None:
-        if not self.ratios:
-            raise ValueError("Speedup: needs at least one ratio")
-
-    @property
-    def median(self) -> float:
-        return statistics.median(self.ratios)
-
-    @property
-    def min(self) -> float:
-        return min(self.ratios)
-
-    @property
-    def max(self) -> float:
-        return max(self.ratios)
+    def _values(self) -> tuple[float, ...]:
+        return self.ratios
 
     def __str__(self) -> str:
         return (f"{format_ratio(self.median)} (spread {format_ratio(self.min)} "

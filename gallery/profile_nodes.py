@@ -77,7 +77,7 @@ left.set_title("per node")
 right.bar(list(totals), list(totals.values()), color="#da5")
 right.set_ylabel("total median time (ms)")
 right.set_title("per kind of node")
-right.tick_params(axis="x", rotation=45)
+plt.setp(right.get_xticklabels(), rotation=40, ha="right")
 fig.tight_layout()
 plt.show()
 

@@ -54,9 +54,12 @@ def test_dot_labels_show_module_kind_and_propagated_shape(block_gm):
     assert 'label="say \\"hi\\""' in source
 
 
-def test_matplotlib_figure_holds_one_image_per_picture(block_gm):
-    fig = plot_graphs(draw(block_gm), draw(block_gm))
+def test_side_by_side_pictures_share_one_scale(block_gm):
+    small = fx.symbolic_trace(lambda x: x + 1)
+    fig = plot_graphs(draw(block_gm), draw(small))
     assert [len(ax.images) for ax in fig.axes] == [1, 1]
+    canvases = {(ax.get_xlim()[1] - ax.get_xlim()[0], ax.get_ylim()[0] - ax.get_ylim()[1]) for ax in fig.axes}
+    assert len(canvases) == 1  # same canvas size, so pixels map to the same size on both sides
     plt.close(fig)
 
 
@@ -80,3 +83,12 @@ def test_bad_inputs_are_refused(block_gm):
         drawing.render(to_dot(block_gm), "pdf")
     with pytest.raises(ValueError, match="DOT source"):
         drawing.render("not dot")
+
+
+def test_notebooks_get_svg_plus_the_text_form(block_gm):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    picture = draw(block_gm, title="block")
+    data, _ = InteractiveShell.instance().display_formatter.format(picture)
+    assert sorted(data) == ["image/svg+xml", "text/plain"]
+    assert data["text/plain"] == repr(picture)
