@@ -61,7 +61,7 @@ for name, obs in observers(observed).items():
 # After conversion, each observer is a ``FakeQuantize`` module that rounds to
 # the grid and back. On fresh inputs the outputs now differ from the float
 # model by roughly the grid steps accumulated along the way; with 4 bits the
-# grid is 16 times coarser and the error grows with it.
+# grid has 15 steps instead of 255, and the error grows with it.
 
 test = torch.randn(256, 8, generator=gen)
 with torch.no_grad():
