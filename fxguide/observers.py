@@ -1,0 +1,166 @@
+"""Observers and fake quantization inserted into a traced graph, the idea behind graph-mode quantization.
+
+Quantizing a model needs to know the range of values each chosen activation
+takes. The graph says where those activations are: :func:`insert_observers`
+puts a :class:`MinMaxObserver` after every node you choose, :func:`calibrate`
+runs sample batches through them, and :func:`convert_to_fake_quant` swaps each
+observer for a :class:`FakeQuantize` that rounds values to the integer grid
+the observed range allows (and back to float), so the model shows the error
+quantization would cause. (torch's own FX graph-mode quantization in
+``torch.ao`` is deprecated; these few lines show the mechanism.)
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterable
+
+import torch
+import torch.fx as fx
+from torch import nn
+
+OBSERVER_PREFIX = "observe_"
+
+
+class MinMaxObserver(nn.Module):
+    """Pass values through unchanged, remembering the smallest and largest seen.
+
+    >>> obs = MinMaxObserver()
+    >>> _ = obs(torch.tensor([-1.0, 3.0])); _ = obs(torch.tensor([5.0]))
+    >>> obs.min_val.item(), obs.max_val.item()
+    (-1.0, 5.0)
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("min_val", torch.tensor(float("inf")))
+        self.register_buffer("max_val", torch.tensor(float("-inf")))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.numel():
+            self.min_val = torch.minimum(self.min_val, x.detach().min())
+            self.max_val = torch.maximum(self.max_val, x.detach().max())
+        return x
+
+    @property
+    def calibrated(self) -> bool:
+        return bool(self.min_val <= self.max_val)
+
+    def scale_zero_point(self, bits: int = 8) -> tuple[float, int]:
+        """The affine grid ``x ≈ (q - zero_point) * scale``, ``q`` in ``[0, 2**bits - 1]``, covering the range and 0.
+
+        >>> obs = MinMaxObserver(); _ = obs(torch.tensor([0.0, 2.55]))
+        >>> scale, zero = obs.scale_zero_point()
+        >>> round(scale, 6), zero
+        (0.01, 0)
+        """
+        if not isinstance(bits, int) or not 2 <= bits <= 16:
+            raise ValueError(f"scale_zero_point: bits must be an int from 2 to 16, got {bits!r}")
+        if not self.calibrated:
+            raise RuntimeError("scale_zero_point: this observer has seen no values; run calibrate() first")
+        low = min(float(self.min_val), 0.0)
+        high = max(float(self.max_val), 0.0)
+        levels = 2**bits - 1
+        scale = (high - low) / levels if high > low else 1.0
+        return scale, int(round(-low / scale))
+
+
+class FakeQuantize(nn.Module):
+    """Round values to an integer grid and map them back to floats (quantize, then dequantize).
+
+    >>> fq = FakeQuantize(scale=0.5, zero_point=0, bits=8)
+    >>> fq(torch.tensor([0.26, 1.0, 200.0]))
+    tensor([  0.5000,   1.0000, 127.5000])
+    """
+
+    def __init__(self, scale: float, zero_point: int, bits: int = 8) -> None:
+        super().__init__()
+        if not isinstance(scale, (int, float)) or scale <= 0:
+            raise ValueError(f"FakeQuantize: scale must be a positive number, got {scale!r}")
+        if not isinstance(bits, int) or not 2 <= bits <= 16:
+            raise ValueError(f"FakeQuantize: bits must be an int from 2 to 16, got {bits!r}")
+        if not isinstance(zero_point, int) or not 0 <= zero_point <= 2**bits - 1:
+            raise ValueError(f"FakeQuantize: zero_point must be an int in [0, {2**bits - 1}], got {zero_point!r}")
+        self.scale, self.zero_point, self.bits = float(scale), zero_point, bits
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q = torch.clamp(torch.round(x / self.scale) + self.zero_point, 0, 2**self.bits - 1)
+        return (q - self.zero_point) * self.scale
+
+    def extra_repr(self) -> str:
+        return f"scale={self.scale:.6g}, zero_point={self.zero_point}, bits={self.bits}"
+
+
+def insert_observers(model: nn.Module, where: Callable[[fx.Node], bool]) -> fx.GraphModule:
+    """Trace a copy of ``model`` and put a :class:`MinMaxObserver` after each node ``where`` accepts.
+
+    Each observer is a submodule named ``observe_<node name>``; every user of the
+    node now reads the observer's output instead.
+
+    >>> gm = insert_observers(nn.Sequential(nn.Linear(2, 2), nn.ReLU()), lambda n: n.op == "call_module")
+    >>> [n.target for n in gm.graph.nodes if n.op == "call_module"]
+    ['0', 'observe__0', '1', 'observe__1']
+    """
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"insert_observers: expected an nn.Module, got {type(model).__name__}")
+    if not callable(where):
+        raise TypeError(f"insert_observers: where must be a function Node -> bool, got {type(where).__name__}")
+    gm = fx.symbolic_trace(copy.deepcopy(model))
+    chosen = [n for n in gm.graph.nodes if n.op not in {"placeholder", "output"} and where(n)]
+    if not chosen:
+        raise ValueError("insert_observers: `where` accepted no node (placeholders and the output "
+                         "are never observed); check the condition against gm.graph")
+    for node in chosen:
+        name = OBSERVER_PREFIX + node.name
+        gm.add_submodule(name, MinMaxObserver())
+        with gm.graph.inserting_after(node):
+            observed = gm.graph.call_module(name, (node,))
+        # The observer itself uses `node`; keep that one use, redirect the rest.
+        node.replace_all_uses_with(observed, delete_user_cb=lambda user: user is not observed)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+
+
+def observers(gm: fx.GraphModule) -> dict[str, MinMaxObserver]:
+    """The observers of ``gm`` by submodule name, in graph order."""
+    if not isinstance(gm, fx.GraphModule):
+        raise TypeError(f"observers: expected the GraphModule insert_observers returned, got {type(gm).__name__}")
+    return {n.target: gm.get_submodule(n.target) for n in gm.graph.nodes
+            if n.op == "call_module" and isinstance(gm.get_submodule(n.target), MinMaxObserver)}
+
+
+def calibrate(gm: fx.GraphModule, batches: Iterable[torch.Tensor]) -> int:
+    """Run every batch through ``gm`` in eval mode without gradients; return how many ran.
+
+    >>> gm = insert_observers(nn.Sequential(nn.ReLU()), lambda n: True)
+    >>> calibrate(gm, [torch.tensor([-2.0, 3.0])])
+    1
+    >>> observers(gm)["observe__0"].max_val.item()
+    3.0
+    """
+    if not observers(gm):
+        raise ValueError("calibrate: this GraphModule has no observers; make it with insert_observers()")
+    gm.eval()
+    count = 0
+    with torch.no_grad():
+        for batch in batches:
+            gm(*batch) if isinstance(batch, tuple) else gm(batch)
+            count += 1
+    if count == 0:
+        raise ValueError("calibrate: no batches were given; pass a list of sample inputs")
+    return count
+
+
+def convert_to_fake_quant(gm: fx.GraphModule, bits: int = 8) -> fx.GraphModule:
+    """A copy of ``gm`` in which each calibrated observer became a :class:`FakeQuantize`."""
+    found = observers(gm)
+    if not found:
+        raise ValueError("convert_to_fake_quant: this GraphModule has no observers; "
+                         "make it with insert_observers() and calibrate() it")
+    converted = copy.deepcopy(gm)
+    for name, observer in found.items():
+        scale, zero_point = observer.scale_zero_point(bits)
+        converted.add_submodule(name, FakeQuantize(scale, zero_point, bits))
+    converted.recompile()
+    return converted
