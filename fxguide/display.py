@@ -16,6 +16,11 @@ def _require_graph_module(gm: object, caller: str) -> fx.GraphModule:
     return gm
 
 
+def _code_of(gm: object, caller: str) -> str:
+    # gm.code starts with blank lines and ends with a line of indentation.
+    return _require_graph_module(gm, caller).code.strip()
+
+
 def show_code(gm: fx.GraphModule) -> None:
     """Print ``gm.code`` without the blank lines torch puts around it.
 
@@ -27,7 +32,7 @@ def show_code(gm: fx.GraphModule) -> None:
         add = relu + 1;  relu = None
         return add
     """
-    print(_require_graph_module(gm, "show_code").code.strip("\n"))
+    print(_code_of(gm, "show_code"))
 
 
 def _require_graph(obj: object, caller: str) -> fx.Graph:
@@ -91,8 +96,8 @@ def show_diff(before: fx.GraphModule, after: fx.GraphModule) -> None:
     +     sigmoid = torch.sigmoid(x);  x = None
     +     return sigmoid
     """
-    old = _require_graph_module(before, "show_diff").code.strip("\n").splitlines()
-    new = _require_graph_module(after, "show_diff").code.strip("\n").splitlines()
+    old = _code_of(before, "show_diff").splitlines()
+    new = _code_of(after, "show_diff").splitlines()
     for line in difflib.ndiff(old, new):
         if not line.startswith("?"):
             print(line.rstrip())

@@ -17,7 +17,7 @@ def test_show_code_strips_the_blank_lines_of_gm_code(capsys):
     assert gm.code.startswith("\n")  # the reason show_code exists
     show_code(gm)
     printed = capsys.readouterr().out
-    assert printed.startswith("def forward(self, x):") and printed == gm.code.strip("\n") + "\n"
+    assert printed.startswith("def forward(self, x):") and printed == gm.code.strip() + "\n"
 
 
 def test_show_nodes_lists_every_node_once_without_addresses(capsys):
