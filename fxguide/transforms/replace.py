@@ -60,7 +60,21 @@ def replace_op(module: nn.Module, old: Callable, new: Callable) -> fx.GraphModul
     return gm
 
 
-class Retarget(fx.Transformer):
+class _CallsNew:
+    """What ``Retarget`` and ``SwapOps`` share: a mapping, and a ``call_function`` that uses it."""
+
+    def __init__(self, module: fx.GraphModule, mapping: Mapping[Callable, Callable]) -> None:
+        caller = type(self).__name__
+        if not isinstance(module, fx.GraphModule):
+            raise TypeError(f"{caller}: expected a GraphModule (trace the model first), got {type(module).__name__}")
+        super().__init__(module)
+        self.mapping = _check_mapping(mapping, caller)
+
+    def call_function(self, target: Any, args: tuple, kwargs: dict) -> Any:
+        return super().call_function(self.mapping.get(target, target), args, kwargs)
+
+
+class Retarget(_CallsNew, fx.Transformer):
     """A ``Transformer`` that records ``new`` wherever the graph calls ``old``.
 
     ``Transformer.transform()`` runs the graph with Proxies and returns the new
@@ -73,17 +87,8 @@ class Retarget(fx.Transformer):
     ['x', 'tanh', 'add', 'output']
     """
 
-    def __init__(self, module: fx.GraphModule, mapping: Mapping[Callable, Callable]) -> None:
-        if not isinstance(module, fx.GraphModule):
-            raise TypeError(f"Retarget: expected a GraphModule (trace the model first), got {type(module).__name__}")
-        super().__init__(module)
-        self.mapping = _check_mapping(mapping, "Retarget")
 
-    def call_function(self, target: Any, args: tuple, kwargs: dict) -> Any:
-        return super().call_function(self.mapping.get(target, target), args, kwargs)
-
-
-class SwapOps(fx.Interpreter):
+class SwapOps(_CallsNew, fx.Interpreter):
     """An ``Interpreter`` that calls ``new`` whenever the graph calls ``old``.
 
     The graph and its generated code stay as they are; only this run computes
@@ -94,12 +99,3 @@ class SwapOps(fx.Interpreter):
     >>> SwapOps(gm, {torch.relu: torch.neg}).run(torch.tensor([1.0, -2.0]))
     tensor([-1.,  2.])
     """
-
-    def __init__(self, module: fx.GraphModule, mapping: Mapping[Callable, Callable]) -> None:
-        if not isinstance(module, fx.GraphModule):
-            raise TypeError(f"SwapOps: expected a GraphModule (trace the model first), got {type(module).__name__}")
-        super().__init__(module)
-        self.mapping = _check_mapping(mapping, "SwapOps")
-
-    def call_function(self, target: Any, args: tuple, kwargs: dict) -> Any:
-        return super().call_function(self.mapping.get(target, target), args, kwargs)
