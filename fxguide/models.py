@@ -51,3 +51,54 @@ class TinyMLP(nn.Module):
     def forward(self, x):
         y = torch.relu(self.linear(x))
         return (y + 1.0).sum(dim=1)
+
+
+class AllOpcodes(nn.Module):
+    """A model whose traced graph uses all six opcodes, for the IR page.
+
+    ``x`` is a ``placeholder``; ``self.scale`` is read with ``get_attr``;
+    ``self.linear`` is a ``call_module``; ``torch.relu`` and ``+`` are
+    ``call_function``; ``.sum`` is a ``call_method``; the returned value is the
+    ``output``. It also calls ``torch.relu`` twice and ``sum`` (a builtin's
+    name), which shows how FX names nodes.
+
+    >>> model = seeded(AllOpcodes, features=4)
+    >>> model(torch.ones(2, 4)).shape
+    torch.Size([2])
+    """
+
+    def __init__(self, features: int = 4) -> None:
+        super().__init__()
+        if not isinstance(features, int) or features < 1:
+            raise ValueError(f"AllOpcodes: features must be a positive int, got {features!r}")
+        self.linear = nn.Linear(features, features)
+        self.scale = nn.Parameter(torch.full((features,), 0.5))
+
+    def forward(self, x):
+        h = torch.relu(self.linear(x)) * self.scale
+        h = torch.relu(h + x)
+        return h.sum(dim=-1)
+
+
+class GatedBlock(nn.Module):
+    """Two linear branches, one through ReLU and one through SiLU, multiplied.
+
+    The transformation pages rewrite its activations (replace one by another,
+    decompose them into simpler ops) and check the result against this module.
+
+    >>> model = seeded(GatedBlock, features=4)
+    >>> model(torch.ones(3, 4)).shape
+    torch.Size([3, 4])
+    """
+
+    def __init__(self, features: int = 4) -> None:
+        super().__init__()
+        if not isinstance(features, int) or features < 1:
+            raise ValueError(f"GatedBlock: features must be a positive int, got {features!r}")
+        self.value = nn.Linear(features, features)
+        self.gate = nn.Linear(features, features)
+
+    def forward(self, x):
+        value = torch.relu(self.value(x))
+        gate = torch.nn.functional.silu(self.gate(x))
+        return value * gate + x

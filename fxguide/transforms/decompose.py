@@ -1,0 +1,76 @@
+"""Decompose operations into simpler ones by re-running rules on Proxies.
+
+A rule is plain PyTorch code, e.g. ``relu(x) = (x > 0) * x``. To apply it, the
+transform builds a new graph node by node: nodes without a rule are copied
+(``Graph.node_copy``); for a node with a rule, its inputs are wrapped in
+``torch.fx.Proxy`` objects attached to the new graph through a
+``GraphAppendingTracer``, and the rule is simply *called*: every operation it
+performs on the Proxies is recorded into the new graph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import torch
+import torch.fx as fx
+import torch.nn.functional as F
+from torch import nn
+from torch.fx.proxy import GraphAppendingTracer
+
+from fxguide.transforms import to_graph_module
+
+
+def relu_rule(x, inplace: bool = False):
+    """``relu(x)`` as a comparison and a product: ``(x > 0) * x``."""
+    return (x > 0) * x
+
+
+def silu_rule(x, inplace: bool = False):
+    """``silu(x)`` as its definition: ``x * sigmoid(x)``."""
+    return x * torch.sigmoid(x)
+
+
+#: The default rule table: function called in the graph -> rule that replaces it.
+#: A rule takes the same arguments as the function it replaces.
+RULES: dict[Callable, Callable] = {
+    torch.relu: relu_rule,
+    F.relu: relu_rule,
+    F.silu: silu_rule,
+}
+
+
+def decompose(module: nn.Module, rules: Mapping[Callable, Callable] | None = None) -> fx.GraphModule:
+    """Return a GraphModule in which each function with a rule is replaced by the rule's ops.
+
+    ``rules`` maps a function the graph calls (``call_function`` targets such as
+    ``torch.relu``) to plain PyTorch code computing the same thing; it defaults
+    to :data:`RULES`. The result computes the same values as ``module``.
+
+    >>> from fxguide.models import TinyMLP, seeded
+    >>> gm = decompose(seeded(TinyMLP))
+    >>> [n.name for n in gm.graph.nodes]
+    ['x', 'linear', 'gt', 'mul', 'add', 'sum_1', 'output']
+    """
+    rules = RULES if rules is None else rules
+    if not isinstance(rules, Mapping) or not all(callable(k) and callable(v) for k, v in rules.items()):
+        raise TypeError(f"decompose: rules must map functions to rule functions, e.g. {{torch.relu: relu_rule}}; "
+                        f"got {rules!r}")
+    old = to_graph_module(module, "decompose")
+    graph = fx.Graph()
+    tracer = GraphAppendingTracer(graph)
+    env: dict[fx.Node, fx.Node] = {}
+    for node in old.graph.nodes:
+        rule = rules.get(node.target) if node.op == "call_function" else None
+        if rule is None:
+            env[node] = graph.node_copy(node, lambda n: env[n])
+            continue
+        args = fx.map_arg(node.args, lambda n: fx.Proxy(env[n], tracer))
+        kwargs = fx.map_arg(node.kwargs, lambda n: fx.Proxy(env[n], tracer))
+        result = rule(*args, **kwargs)
+        if not isinstance(result, fx.Proxy):
+            raise TypeError(f"decompose: the rule for {node.target.__name__!r} returned "
+                            f"{type(result).__name__}; it must compute its result from its arguments")
+        env[node] = result.node
+    graph.lint()
+    return fx.GraphModule(old, graph)

@@ -1,0 +1,164 @@
+"""Every transform computes what it promises, checked numerically against the original module."""
+
+from __future__ import annotations
+
+import operator
+
+import pytest
+import torch
+import torch.fx as fx
+import torch.nn.functional as F
+
+from fxguide.models import AllOpcodes, GatedBlock, TinyMLP, seeded
+from fxguide.transforms import to_graph_module
+from fxguide.transforms.decompose import RULES, decompose
+from fxguide.transforms.replace import Retarget, SwapOps, replace_op
+from fxguide.transforms.shapes import TensorInfo, record_shapes, record_shapes_by_hand
+
+MODELS = [TinyMLP, AllOpcodes, GatedBlock]
+
+
+def _input(features: int = 4) -> torch.Tensor:
+    # Mixed signs, so that ReLU-like ops have both of their branches exercised.
+    return torch.randn(5, features, generator=torch.Generator().manual_seed(0))
+
+
+def _targets(gm: fx.GraphModule) -> list:
+    return [n.target for n in gm.graph.nodes if n.op == "call_function"]
+
+
+# -- to_graph_module ----------------------------------------------------------
+
+
+def test_to_graph_module_never_shares_the_callers_graph():
+    gm = fx.symbolic_trace(seeded(TinyMLP))
+    copy = to_graph_module(gm)
+    next(iter(copy.graph.nodes)).name = "renamed"
+    assert next(iter(gm.graph.nodes)).name == "x"
+
+
+def test_to_graph_module_rejects_plain_functions():
+    with pytest.raises(TypeError, match="symbolic_trace"):
+        to_graph_module(torch.relu)
+
+
+# -- replace_op, Retarget, SwapOps ---------------------------------------------
+
+
+@pytest.mark.parametrize("model_class", MODELS)
+def test_replace_op_matches_the_module_with_the_op_swapped_by_hand(model_class):
+    model, x = seeded(model_class), _input()
+    gm = replace_op(model, torch.relu, torch.sigmoid)
+    assert torch.relu not in _targets(gm) and torch.sigmoid in _targets(gm)
+    reference = SwapOps(fx.symbolic_trace(model), {torch.relu: torch.sigmoid}).run(x)
+    torch.testing.assert_close(gm(x), reference)
+    # ...and the reference really differs from the original, so the check can fail.
+    assert not torch.allclose(reference, model(x))
+
+
+def test_replace_op_result_equals_hand_written_sigmoid_mlp():
+    model, x = seeded(TinyMLP), _input()
+    expected = (torch.sigmoid(model.linear(x)) + 1.0).sum(dim=1)
+    torch.testing.assert_close(replace_op(model, torch.relu, torch.sigmoid)(x), expected)
+
+
+def test_replace_op_leaves_its_input_untouched():
+    gm = fx.symbolic_trace(seeded(TinyMLP))
+    replace_op(gm, torch.relu, torch.tanh)
+    assert torch.relu in _targets(gm)
+
+
+def test_replace_op_says_what_the_graph_calls_when_nothing_matches():
+    with pytest.raises(ValueError, match=r"no call_function node calls 'sigmoid'.*'add', 'relu'"):
+        replace_op(seeded(TinyMLP), torch.sigmoid, torch.tanh)
+
+
+@pytest.mark.parametrize("bad", [{}, {torch.relu: "tanh"}, [torch.relu]])
+def test_mappings_must_be_non_empty_dicts_of_callables(bad):
+    gm = fx.symbolic_trace(seeded(TinyMLP))
+    with pytest.raises(TypeError):
+        Retarget(gm, bad)
+    with pytest.raises(TypeError):
+        SwapOps(gm, bad)
+
+
+@pytest.mark.parametrize("cls", [Retarget, SwapOps])
+def test_interpreter_classes_require_a_graph_module(cls):
+    with pytest.raises(TypeError, match="GraphModule"):
+        cls(seeded(TinyMLP), {torch.relu: torch.tanh})
+
+
+@pytest.mark.parametrize("model_class", MODELS)
+def test_retarget_transformer_agrees_with_replace_op(model_class):
+    model, x = seeded(model_class), _input()
+    new = Retarget(fx.symbolic_trace(model), {torch.relu: torch.tanh}).transform()
+    assert torch.tanh in _targets(new) and torch.relu not in _targets(new)
+    torch.testing.assert_close(new(x), replace_op(model, torch.relu, torch.tanh)(x))
+
+
+def test_swap_ops_changes_the_run_not_the_graph():
+    gm = fx.symbolic_trace(seeded(TinyMLP))
+    code = gm.code
+    SwapOps(gm, {operator.add: operator.sub}).run(_input())
+    assert gm.code == code
+
+
+# -- decompose ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("model_class", MODELS)
+def test_decompose_computes_the_same_values(model_class):
+    model, x = seeded(model_class), _input()
+    gm = decompose(model)
+    assert not set(_targets(gm)) & set(RULES)
+    torch.testing.assert_close(gm(x), model(x))
+
+
+def test_decompose_records_the_rule_ops():
+    gm = decompose(seeded(GatedBlock))
+    targets = _targets(gm)
+    assert operator.gt in targets and torch.sigmoid in targets and F.silu not in targets
+
+
+def test_decompose_with_a_custom_rule_table():
+    gm = decompose(seeded(TinyMLP), {torch.relu: lambda x: torch.clamp(x, min=0)})
+    assert torch.clamp in _targets(gm)
+    torch.testing.assert_close(gm(_input()), seeded(TinyMLP)(_input()))
+
+
+def test_decompose_rejects_rules_that_do_not_use_their_inputs():
+    with pytest.raises(TypeError, match="returned Tensor"):
+        decompose(seeded(TinyMLP), {torch.relu: lambda x: torch.zeros(1)})
+
+
+def test_decompose_rejects_a_rule_table_that_is_not_a_mapping():
+    with pytest.raises(TypeError, match="rules must map"):
+        decompose(seeded(TinyMLP), [torch.relu])
+
+
+# -- shape recorders ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("model_class", MODELS)
+def test_both_shape_recorders_agree_with_the_values_computed(model_class):
+    gm, x = fx.symbolic_trace(seeded(model_class)), _input()
+    by_hand, by_interpreter = record_shapes_by_hand(gm, x), record_shapes(gm, x)
+    assert by_hand == by_interpreter
+    assert by_hand["x"] == TensorInfo((5, 4), torch.float32)
+    output = gm(x)
+    last = [n for n in gm.graph.nodes if n.op != "output"][-1].name
+    assert by_hand[last] == TensorInfo(tuple(output.shape), output.dtype)
+
+
+def test_shape_recorders_see_dtype_changes():
+    gm = fx.symbolic_trace(lambda x: (x > 0).sum())
+    seen = record_shapes_by_hand(gm, _input())
+    assert seen["gt"].dtype == torch.bool and seen["sum_1"] == TensorInfo((), torch.int64)
+
+
+@pytest.mark.parametrize("recorder", [record_shapes, record_shapes_by_hand])
+def test_shape_recorders_check_their_arguments(recorder):
+    with pytest.raises(TypeError, match="GraphModule"):
+        recorder(seeded(TinyMLP), _input())
+    with pytest.raises(TypeError, match="takes 1 input"):
+        recorder(fx.symbolic_trace(seeded(TinyMLP)), _input(), _input())
