@@ -53,7 +53,7 @@ def _names(gm: fx.GraphModule, tracer: ModulePathTracer) -> dict[str, str]:
 
 
 def feature_names(model: nn.Module, leaf_types: Iterable[type] = (), training: bool | None = None) -> list[str]:
-    """Every name :func:`extract_features` accepts for ``model``: module paths, then node names.
+    """The names :func:`extract_features` accepts for ``model``: module paths, then other node names.
 
     ``training`` picks the mode to trace in (default: the model's current mode).
 
@@ -64,7 +64,11 @@ def feature_names(model: nn.Module, leaf_types: Iterable[type] = (), training: b
     """
     model = _require_module(model, "feature_names")
     mode = model.training if training is None else training
-    return list(_trace_in_mode(model, mode, leaf_types)[1])
+    names = _trace_in_mode(model, mode, leaf_types)[1]
+    # A node some module call returned is listed once, by its module path
+    # (its node name is still accepted).
+    by_path = {node for name, node in names.items() if name != node}
+    return [name for name, node in names.items() if name != node or node not in by_path]
 
 
 def mode_differences(model: nn.Module, leaf_types: Iterable[type] = ()) -> list[str]:
@@ -115,7 +119,7 @@ def _resolve(names: Sequence[str] | Mapping[str, str], known: Mapping[str, str],
             hint = f" Close matches: {', '.join(close)}." if close else ""
             raise ValueError(
                 f"extract_features: no feature named {name!r} in the {mode}-mode trace.{hint} "
-                f"feature_names(model) lists all {len(known)} names."
+                f"feature_names(model) lists the names."
             )
         chosen[key] = known[name]
     if not chosen:
@@ -166,7 +170,7 @@ def extract_features(
     >>> extract_features(seeded(TwoStageMLP), ["encoder.2"])
     Traceback (most recent call last):
     ...
-    ValueError: extract_features: no feature named 'encoder.2' in the train-mode trace. Close matches: encoder.1, encoder.0, encoder. feature_names(model) lists all 14 names.
+    ValueError: extract_features: no feature named 'encoder.2' in the train-mode trace. Close matches: encoder.1, encoder.0, encoder. feature_names(model) lists the names.
     """
     model = _require_module(model, "extract_features")
     leaf_types = tuple(leaf_types)

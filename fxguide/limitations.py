@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import textwrap
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,7 +32,9 @@ from fxguide.tracers import LeafTracer, trace
 __all__ = [
     "LIMITATIONS",
     "Limitation",
+    "MarkdownTable",
     "WORKAROUNDS",
+    "Workaround",
     "get",
     "show_source",
     "still_needed_rows",
@@ -342,7 +345,7 @@ def get(name: str) -> Limitation:
 
 
 def show_source(*objects: Callable[..., Any]) -> None:
-    """Print the source code of functions or classes, separated by a blank line.
+    """Print the source code of functions, methods or classes, separated by a blank line.
 
     Pages show the demo code this way, so the code on the page is the code
     that ran.
@@ -357,7 +360,7 @@ def show_source(*objects: Callable[..., Any]) -> None:
     for obj in objects:
         if not (inspect.isfunction(obj) or inspect.isclass(obj)):
             raise TypeError(f"show_source: expected a function or class, got {type(obj).__name__}")
-        parts.append(inspect.getsource(obj).rstrip("\n"))
+        parts.append(textwrap.dedent(inspect.getsource(obj)).rstrip("\n"))
     print("\n\n".join(parts))
 
 
@@ -403,7 +406,21 @@ def still_needed_rows() -> list[tuple[str, str, str, str]]:
     return rows
 
 
-def still_needed_table() -> str:
+class MarkdownTable(str):
+    """Text of a Markdown table that a notebook renders as a table.
+
+    Its plain-text form is the Markdown source itself, so the drift guard
+    records the table's content rather than an object's name.
+    """
+
+    def _repr_markdown_(self) -> str:
+        return str(self)
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def still_needed_table() -> MarkdownTable:
     """:func:`still_needed_rows` as a Markdown table, for a page to display.
 
     >>> print(still_needed_table().splitlines()[0])  # doctest: +ELLIPSIS
@@ -415,4 +432,4 @@ def still_needed_table() -> str:
         "|---|---|---|---|",
     ]
     lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in still_needed_rows()]
-    return "\n".join(lines)
+    return MarkdownTable("\n".join(lines))

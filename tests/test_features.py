@@ -77,3 +77,11 @@ def test_extraction_restores_the_model_modes():
     extractor = extract_features(model, ["stem"])
     assert not any(m.training for m in model.modules())
     assert not extractor.training
+
+
+def test_a_node_returned_by_a_module_is_listed_once_but_found_by_both_names():
+    model = seeded(SmallCNN).eval()
+    names = feature_names(model)
+    assert "stem" in names and "stem_2" not in names
+    out = extract_features(model, ["stem", "stem_2"])(X)
+    torch.testing.assert_close(out["stem"], out["stem_2"])
