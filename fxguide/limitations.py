@@ -15,6 +15,8 @@ its "broken" code is expected to trace (``error is None``).
 from __future__ import annotations
 
 import difflib
+import html
+import re
 import inspect
 import textwrap
 from collections.abc import Callable, Mapping
@@ -406,6 +408,9 @@ def still_needed_rows() -> list[tuple[str, str, str, str]]:
     return rows
 
 
+_INLINE_CODE = re.compile(r"`([^`]*)`")
+
+
 class MarkdownTable(str):
     """Text of a Markdown table that a notebook renders as a table.
 
@@ -415,6 +420,18 @@ class MarkdownTable(str):
 
     def _repr_markdown_(self) -> str:
         return str(self)
+
+    def _repr_html_(self) -> str:
+        """The table as HTML (inline code kept), for renderers without Markdown tables."""
+        rows = [line.strip("|").split(" | ") for line in self.splitlines() if not line.startswith("|---")]
+
+        def cell(text: str, tag: str) -> str:
+            text = _INLINE_CODE.sub(r"<code>\1</code>", html.escape(text.strip()))
+            return f"<{tag}>{text}</{tag}>"
+
+        head = "".join(cell(c, "th") for c in rows[0])
+        body = "".join("<tr>" + "".join(cell(c, "td") for c in row) + "</tr>" for row in rows[1:])
+        return f"<table class=\"table\"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
     def __repr__(self) -> str:
         return str(self)

@@ -17,8 +17,9 @@ another module must call a wrapped helper through this module
 as_int`` is a different global name, is not patched, and is traced through.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations`` here: FX copies the annotations of
+# a traced function into its generated code, and string annotations come out
+# mangled (``x : _torch_Tensor_``).
 import torch
 import torch.fx
 

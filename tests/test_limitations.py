@@ -77,3 +77,11 @@ def test_show_source_prints_the_code_and_rejects_non_code(capsys):
         limitations.show_source(3)
     with pytest.raises(ValueError):
         limitations.show_source()
+
+
+def test_still_needed_table_shows_its_markdown_as_text_and_renders_as_html():
+    table = limitations.still_needed_table()
+    assert repr(table) == str(table) and str(table).startswith("| Instead of |")
+    rendered = table._repr_html_()
+    assert rendered.count("<tr>") == 1 + len(limitations.WORKAROUNDS)
+    assert "<code>a @ b</code>" in rendered and "`" not in rendered
