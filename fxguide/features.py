@@ -63,6 +63,8 @@ def feature_names(model: nn.Module, leaf_types: Iterable[type] = (), training: b
     ['encoder.0.linear', 'encoder.0', 'encoder.1.linear', 'encoder.1']
     """
     model = _require_module(model, "feature_names")
+    if training is not None and not isinstance(training, bool):
+        raise TypeError(f"feature_names: training must be True, False or None (current mode), got {training!r}")
     mode = model.training if training is None else training
     names = _trace_in_mode(model, mode, leaf_types)[1]
     # A node some module call returned is listed once, by its module path

@@ -53,6 +53,8 @@ def test_unknown_name_lists_close_matches():
         extract_features(seeded(SmallCNN), [])
     with pytest.raises(TypeError, match="nn.Module"):
         feature_names(lambda x: x)
+    with pytest.raises(TypeError, match="training must be"):
+        feature_names(seeded(SmallCNN), training="eval")
 
 
 def test_mode_differences_name_the_baked_in_flag():
