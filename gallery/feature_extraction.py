@@ -71,19 +71,21 @@ print("extracted values equal the model's intermediates")
 # Look at the feature maps
 # ------------------------
 #
-# Four channels of the stem (16 x 16) and four of the stage (8 x 8, after the
-# stride-2 convolution). The weights are random, so this shows the mechanics,
-# not learned detectors: each channel responds to the bar in its own way.
+# The four most active channels of the stem (16 x 16) and of the stage (8 x 8,
+# after the stride-2 convolution); after the ReLU some channels of a random
+# network are zero everywhere. The weights are random, so this shows the
+# mechanics, not learned detectors.
 
 fig, axes = plt.subplots(2, 5, figsize=(9, 4))
 axes[0, 0].imshow(image[0, 0], cmap="gray")
 axes[0, 0].set_title("input")
 axes[1, 0].axis("off")
 for row, name in enumerate(("early", "late")):
-    for channel in range(4):
-        ax = axes[row, channel + 1]
-        ax.imshow(features[name][0, channel].detach(), cmap="viridis")
-        ax.set_title(f"{name} {channel}")
+    maps = features[name][0].detach()
+    busiest = maps.mean(dim=(1, 2)).argsort(descending=True)[:4]
+    for column, channel in enumerate(busiest.tolist(), 1):
+        axes[row, column].imshow(maps[channel], cmap="viridis")
+        axes[row, column].set_title(f"{name}, channel {channel}", fontsize=9)
 for ax in axes.flat:
     ax.set_xticks([])
     ax.set_yticks([])
