@@ -36,7 +36,7 @@ import operator
 import os
 import re
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -111,15 +111,17 @@ class GuardError(RuntimeError):
     traced and ``new`` its value for the offending input.
     """
 
-    def __init__(self, decision: Decision, new: bool | int) -> None:
+    def __init__(self, decision: Decision, new: bool | int, advice: str | None = None) -> None:
         self.decision = decision
         self.traced = decision.value
         self.new = new
+        if advice is None:
+            advice = ("Trace again with this input, or trace with "
+                      'concrete_trace(..., on_mismatch="retrace") to keep one graph per path.')
         super().__init__(
             f"{decision.guard_name}: the {decision.kind} at {decision.where} (`{decision.code}`) "
             f"was {decision.value!r} when traced and is {new!r} for this input, so the graph "
-            f"does not hold this input's path. Trace again with this input, or trace with "
-            f'concrete_trace(..., on_mismatch="retrace") to keep one graph per path.'
+            f"does not hold this input's path. {advice}"
         )
 
 
@@ -179,6 +181,10 @@ class _ConcreteMixin:
 
     def __len__(self) -> int:
         return self.tracer.decide_len(self)  # type: ignore[arg-type]
+
+    def __iter__(self) -> Iterator[fx.Proxy]:
+        # Also for unpacking (a, b = x.shape): the element count is checked too.
+        return self.tracer.iter(self)  # type: ignore[arg-type]
 
     def __index__(self) -> int:
         return self.tracer.decide_int(self, operator.index)  # type: ignore[arg-type]
@@ -291,15 +297,15 @@ class ConcreteTracer(fx.Tracer):
         self._record("branch", obj.node, value)
         return value
 
-    def iter(self, obj: fx.Proxy):  # type: ignore[override]
-        count = self.decide_len(obj, kind="loop")
+    def iter(self, obj: fx.Proxy) -> Iterator[fx.Proxy]:
+        count = self.decide_len(obj)  # a "loop" when the line is a for loop, else an "int"
         return iter([obj[i] for i in range(count)])
 
-    def decide_len(self, obj: fx.Proxy, kind: Literal["loop", "int"] = "int") -> int:
+    def decide_len(self, obj: fx.Proxy) -> int:
         """Answer ``len(obj)`` from the example and guard the answer."""
         length = self.create_proxy("call_function", len, (obj,), {})
         value = self.value_of(length)
-        self._record(kind, length.node, value)
+        self._record("int", length.node, value)
         return value
 
     def decide_int(self, obj: fx.Proxy, convert: Callable[[Any], int]) -> int:
@@ -476,9 +482,11 @@ class GuardedPaths(nn.Module):
             except GuardError as error:
                 errors.append(error)
         if len(self.paths) >= self.max_paths:
-            raise GuardError(errors[-1].decision, errors[-1].new) from RuntimeError(
-                f"all {len(self.paths)} traced paths (max_paths) refuse this input"
-            )
+            last = errors[-1]
+            raise GuardError(last.decision, last.new, advice=(
+                f"All {len(self.paths)} traced paths refuse this input and max_paths={self.max_paths} "
+                f"is reached: pass a larger max_paths to concrete_trace, or trace this input on its own."
+            ))
         gm = _trace(self._root[0], tuple(args), dict(kwargs))
         self.paths.append(gm)
         return gm(*args, **kwargs)

@@ -21,6 +21,7 @@ verdict is computed from what happened, never written by hand:
 from __future__ import annotations
 
 import contextlib
+import html
 import io
 import logging
 from collections.abc import Callable, Iterable, Iterator
@@ -170,10 +171,24 @@ def survey(tool: str, case: Case) -> Outcome:
 
 
 class MarkdownTable(str):
-    """A Markdown table as ``str``: notebooks render it as a table, ``repr`` shows the same text."""
+    r"""A Markdown table as ``str``: notebooks render it as a table, ``repr`` shows the same text.
+
+    >>> MarkdownTable("| a | b |\n|---|---|\n| 1 | 2 |")._repr_html_()
+    '<table class="table"><thead><tr><th>a</th><th>b</th></tr></thead><tbody><tr><td>1</td><td>2</td></tr></tbody></table>'
+    """
 
     def _repr_markdown_(self) -> str:
         return str(self)
+
+    def _repr_html_(self) -> str:
+        # Pages render Markdown outputs as CommonMark, which has no tables: give HTML too.
+        head, _rule, *body = (line.strip("|").split("|") for line in self.splitlines())
+
+        def row(cells: list[str], tag: str) -> str:
+            return "<tr>" + "".join(f"<{tag}>{html.escape(c.strip())}</{tag}>" for c in cells) + "</tr>"
+
+        return (f'<table class="table"><thead>{row(head, "th")}</thead>'
+                f"<tbody>{''.join(row(cells, 'td') for cells in body)}</tbody></table>")
 
     def __repr__(self) -> str:
         return str(self)

@@ -60,9 +60,21 @@ def test_retrace_mode_is_correct_on_both_paths_and_keeps_one_graph_per_path(case
 def test_retrace_mode_stops_at_max_paths():
     paths = concrete_trace(lambda x: x[: int(x.shape[0]) // 2], (torch.ones(2),), on_mismatch="retrace", max_paths=2)
     paths(torch.ones(4))
-    with pytest.raises(GuardError, match="guard_0: the int"):
+    with pytest.raises(GuardError, match=r"guard_0: the int .* max_paths=2 is reached"):
         paths(torch.ones(6))
     assert len(paths.paths) == 2
+
+
+def test_unpacking_a_shape_checks_the_number_of_dimensions():
+    def f(x):
+        rows, cols = x.shape
+        return x.reshape(cols, rows)
+
+    gm = concrete_trace(f, (torch.ones(2, 3),))
+    assert [(d.kind, d.value, d.code) for d in decisions(gm)] == [("int", 2, "rows, cols = x.shape")]
+    torch.testing.assert_close(gm(torch.ones(3, 2)), f(torch.ones(3, 2)))  # same rank: the reshape is traced
+    with pytest.raises(GuardError, match="was 2 when traced and is 3"):
+        gm(torch.ones(1, 2, 3))
 
 
 def test_decisions_record_kind_location_and_traced_value():
