@@ -45,6 +45,17 @@ class DataBranch(nn.Module):
         return -x
 
 
+class DataBranchCond(nn.Module):
+    """:class:`DataBranch` with its branch written as ``torch.cond``, which ``torch.export`` captures.
+
+    >>> DataBranchCond()(torch.tensor([-1.0, -2.0]))
+    tensor([1., 2.])
+    """
+
+    def forward(self, x):
+        return torch.cond(x.sum() > 0, lambda x: x * 2, lambda x: -x, (x,))
+
+
 class LoopOverRows(nn.Module):
     """Adds up the rows of its input one at a time: a loop over a dimension.
 

@@ -118,9 +118,9 @@ def _capture(tool: str, case: Case, outcome: Outcome) -> Callable[..., Any]:
         outcome.graphs.append(gm)
         return gm
     if tool == "torch.export":
-        program = torch.export.export(model, (x,))
-        outcome.graphs.append(program.graph_module)
-        return program.module()
+        module = torch.export.export(model, (x,)).module()  # the graph, plus its input checks
+        outcome.graphs.append(module)
+        return module
     if tool == "torch.compile":
         torch._dynamo.reset()
 
