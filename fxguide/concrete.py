@@ -16,6 +16,13 @@ decision was made. An input that would decide differently raises
 With ``on_mismatch="retrace"`` the result instead traces again for the new
 input and keeps one graph per path (:class:`GuardedPaths`).
 
+What it does not see: tracing runs the model once on the example, with the
+effects of a normal call (a ``BatchNorm`` in training mode updates its running
+statistics). Questions Python answers about the proxy itself rather than its
+value, such as ``isinstance(x, torch.Tensor)`` or ``x is None``, are neither
+answered from the example nor recorded, as in symbolic tracing; and
+``float(x)`` is not supported (compare tensors instead).
+
 >>> import torch
 >>> def f(x):
 ...     if x.shape[0] > 2:

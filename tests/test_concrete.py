@@ -129,6 +129,24 @@ def test_modules_with_leaf_submodules_and_parameters_trace_and_match_eager():
     assert decisions(concrete_trace(net, (x,))) == []
 
 
+def test_leaf_modules_with_buffers_are_evaluated_as_in_eager_mode():
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bn = nn.BatchNorm1d(4)
+            self.layers = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+
+        def forward(self, x):
+            y = self.layers(self.bn(x))
+            return y if y.mean() > 0 else -y
+
+    block = seeded(Block).eval()
+    x = torch.randn(3, 4, generator=torch.Generator().manual_seed(1))
+    gm = concrete_trace(block, (x,))
+    torch.testing.assert_close(gm(x), block(x))
+    assert [d.kind for d in decisions(gm)] == ["branch"]
+
+
 def test_guards_survive_dead_code_elimination_and_deepcopy():
     gm = concrete_trace(CASES[0].model, (CASES[0].traced_input,))
     gm.graph.eliminate_dead_code()
