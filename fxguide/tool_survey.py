@@ -194,20 +194,35 @@ class MarkdownTable(str):
         return str(self)
 
 
-def survey_all(tool: str, models: Iterable[Case]) -> dict[str, Outcome]:
+class Survey(dict[str, Outcome]):
+    """The outcomes of one tool, keyed by model name; its ``repr`` is their reports.
+
+    A notebook shows it as the cell's value (one message), rather than as
+    printed lines (torch's capture machinery and notebook output streams do
+    not mix well).
+    """
+
+    def __repr__(self) -> str:
+        return "\n".join(outcome.report() for outcome in self.values())
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(repr(self))
+
+
+def survey_all(tool: str, models: Iterable[Case]) -> Survey:
     """:func:`survey` one tool on several models, keyed by model name.
 
-    All captures run before the caller prints anything (torch's capture
-    machinery and notebook output streams do not mix well).
-
     >>> from fxguide.dynamic_models import cases
-    >>> {name: o.verdict for name, o in survey_all("symbolic_trace", cases()[2:]).items()}
-    {'loop over rows': 'fails (TypeError)', 'int from shape': 'fails (TypeError)'}
+    >>> survey_all("symbolic_trace", cases()[2:])
+    loop over rows: fails (TypeError)
+      capture -> TypeError: 'Proxy' object cannot be interpreted as an integer
+    int from shape: fails (TypeError)
+      capture -> TypeError: int() argument must be a string, a bytes-like object or a real number, not 'Proxy'
     """
     models = list(models)
     if not models:
         raise ValueError("survey_all: expected at least one Case (e.g. fxguide.dynamic_models.cases())")
-    return {case.name: survey(tool, case) for case in models}
+    return Survey({case.name: survey(tool, case) for case in models})
 
 
 def survey_table(outcomes: list[Outcome]) -> MarkdownTable:
