@@ -1,0 +1,236 @@
+"""The concrete-value tracer: traced graphs match eager, and every decision is guarded."""
+
+from __future__ import annotations
+
+import copy
+import timeit
+
+import pytest
+import torch
+import torch.fx as fx
+from torch import nn
+
+from fxguide.concrete import Decision, Guard, GuardedPaths, GuardError, concrete_trace, decisions, show_decisions
+from fxguide.dynamic_models import cases
+from fxguide.models import TinyMLP, seeded
+
+CASES = cases()
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_graph_equals_eager_on_the_traced_input(case):
+    gm = concrete_trace(case.model, (case.traced_input,))
+    torch.testing.assert_close(gm(case.traced_input), case.model(case.traced_input))
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_guard_fires_on_an_input_that_takes_another_path(case):
+    gm = concrete_trace(case.model, (case.traced_input,))
+    (decision,) = decisions(gm)
+    with pytest.raises(GuardError) as caught:
+        gm(case.other_input)
+    error = caught.value
+    assert error.decision == decision
+    assert error.traced == decision.value != error.new
+    message = str(error)
+    assert message.startswith(f"guard_0: the {decision.kind} at dynamic_models.py:{decision.lineno} (`{decision.code}`)")
+    assert f"was {decision.value!r} when traced and is {error.new!r} for this input" in message
+
+
+def test_guard_message_names_the_decision_and_both_values():
+    case = next(c for c in CASES if c.name == "shape branch")
+    gm = concrete_trace(case.model, (case.traced_input,))
+    with pytest.raises(GuardError, match=r"guard_0: the branch at dynamic_models\.py:\d+ "
+                                         r"\(`if x\.shape\[1\] > 3:`\) was True when traced and is False"):
+        gm(case.other_input)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_retrace_mode_is_correct_on_both_paths_and_keeps_one_graph_per_path(case):
+    paths = concrete_trace(case.model, (case.traced_input,), on_mismatch="retrace")
+    assert isinstance(paths, GuardedPaths)
+    for x in (case.other_input, case.traced_input, case.other_input):
+        torch.testing.assert_close(paths(x), case.model(x))
+    assert len(paths.paths) == 2
+    first, second = paths.decisions()
+    assert first[0].value != second[0].value
+    assert (first[0].kind, first[0].lineno) == (second[0].kind, second[0].lineno)
+
+
+def test_retrace_mode_stops_at_max_paths():
+    paths = concrete_trace(lambda x: x[: int(x.shape[0]) // 2], (torch.ones(2),), on_mismatch="retrace", max_paths=2)
+    paths(torch.ones(4))
+    with pytest.raises(GuardError, match=r"guard_0: the int .* max_paths=2 is reached"):
+        paths(torch.ones(6))
+    assert len(paths.paths) == 2
+
+
+def test_unpacking_a_shape_checks_the_number_of_dimensions():
+    def f(x):
+        rows, cols = x.shape
+        return x.reshape(cols, rows)
+
+    gm = concrete_trace(f, (torch.ones(2, 3),))
+    assert [(d.kind, d.value, d.code) for d in decisions(gm)] == [("int", 2, "rows, cols = x.shape")]
+    torch.testing.assert_close(gm(torch.ones(3, 2)), f(torch.ones(3, 2)))  # same rank: the reshape is traced
+    with pytest.raises(GuardError, match="was 2 when traced and is 3"):
+        gm(torch.ones(1, 2, 3))
+
+
+def test_decisions_record_kind_location_and_traced_value():
+    def f(x, n):
+        if x.all():
+            x = x * 2
+        for _ in range(n):
+            x = x + 1
+        return x[: len(x) - 1]
+
+    gm = concrete_trace(f, (torch.ones(3),), {"n": 2})
+    recorded = decisions(gm)
+    assert [(d.index, d.kind, d.value) for d in recorded] == [(0, "branch", True), (1, "loop", 2), (2, "int", 3)]
+    assert [d.code for d in recorded] == ["if x.all():", "for _ in range(n):", "return x[: len(x) - 1]"]
+    assert all(d.filename == __file__ for d in recorded)
+    assert recorded[1].lineno == recorded[0].lineno + 2
+    torch.testing.assert_close(gm(torch.ones(3), n=2), f(torch.ones(3), 2))
+    with pytest.raises(GuardError, match="guard_1: the loop"):
+        gm(torch.ones(3), n=3)
+
+
+def test_iterating_over_a_traced_value_is_a_guarded_loop():
+    def f(x):
+        return sum(row * i for i, row in enumerate(x))
+
+    gm = concrete_trace(f, (torch.ones(3, 2),))
+    assert [(d.kind, d.value) for d in decisions(gm)] == [("loop", 3)]
+    torch.testing.assert_close(gm(torch.ones(3, 2)), f(torch.ones(3, 2)))
+    with pytest.raises(GuardError, match="was 3 when traced and is 4"):
+        gm(torch.ones(4, 2))
+
+
+def test_modules_with_leaf_submodules_and_parameters_trace_and_match_eager():
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.mlp = TinyMLP()
+            self.scale = nn.Parameter(torch.tensor(2.0))
+
+        def forward(self, x, *, double=False):
+            y = self.mlp(x) * self.scale
+            return y * 2 if double else y
+
+    net = seeded(Net)
+    x = torch.randn(2, 4, generator=torch.Generator().manual_seed(0))
+    gm = concrete_trace(net, (x,), {"double": True})
+    torch.testing.assert_close(gm(x, double=True), net(x, double=True))
+    assert any(n.op == "call_module" and n.target == "mlp.linear" for n in gm.graph.nodes)
+    with pytest.raises(GuardError, match="guard_0: the branch"):
+        gm(x, double=False)
+    # A parameter left at its default is a constant of the trace: no decision on it.
+    assert decisions(concrete_trace(net, (x,))) == []
+
+
+def test_leaf_modules_with_buffers_are_evaluated_as_in_eager_mode():
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bn = nn.BatchNorm1d(4)
+            self.layers = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+
+        def forward(self, x):
+            y = self.layers(self.bn(x))
+            return y if y.mean() > 0 else -y
+
+    block = seeded(Block).eval()
+    x = torch.randn(3, 4, generator=torch.Generator().manual_seed(1))
+    gm = concrete_trace(block, (x,))
+    torch.testing.assert_close(gm(x), block(x))
+    assert [d.kind for d in decisions(gm)] == ["branch"]
+
+
+def test_guards_survive_dead_code_elimination_and_deepcopy():
+    gm = concrete_trace(CASES[0].model, (CASES[0].traced_input,))
+    gm.graph.eliminate_dead_code()
+    gm.recompile()
+    copied = copy.deepcopy(gm)
+    for module in (gm, copied):
+        assert len(decisions(module)) == 1
+        with pytest.raises(GuardError):
+            module(CASES[0].other_input)
+
+
+def test_show_decisions_prints_one_line_per_decision(capsys):
+    case = next(c for c in CASES if c.name == "loop over rows")
+    show_decisions(concrete_trace(case.model, (case.traced_input,)))
+    assert capsys.readouterr().out == f"guard_0  loop  dynamic_models.py:{decisions(concrete_trace(case.model, (case.traced_input,)))[0].lineno}  for i in range(x.shape[0]):  -> 3\n"
+    show_decisions(concrete_trace(lambda x: x + 1, (torch.ones(1),)))
+    assert capsys.readouterr().out == "(no decisions)\n"
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "match"),
+    [
+        (lambda: concrete_trace(CASES[0].model), TypeError, "concrete_trace needs example inputs"),
+        (lambda: concrete_trace(CASES[0].model, ([1.0, 2.0],)), TypeError,
+         "the example input 'x' is a list; traced inputs must be torch.Tensor"),
+        (lambda: concrete_trace(CASES[0].model, (torch.ones(1), torch.ones(1))), TypeError,
+         "the example inputs do not fit ShapeBranch.forward"),
+        (lambda: concrete_trace(CASES[0].model, "x"), TypeError, "args must be a tuple"),
+        (lambda: concrete_trace(CASES[0].model, (torch.ones(1),), [1]), TypeError, "kwargs must be a dict"),
+        (lambda: concrete_trace(42, (torch.ones(1),)), TypeError, "root must be an nn.Module or a function"),
+        (lambda: concrete_trace(lambda *xs: xs[0], (torch.ones(1),)), TypeError, "takes \\*args/\\*\\*kwargs"),
+        (lambda: concrete_trace(CASES[0].model, (torch.ones(1),), on_mismatch="ignore"), ValueError, "on_mismatch"),
+        (lambda: concrete_trace(CASES[0].model, (torch.ones(1),), max_paths=0), ValueError, "max_paths"),
+        (lambda: decisions(nn.Linear(1, 1)), TypeError, "expected a GraphModule from concrete_trace"),
+        (lambda: Guard("branch"), TypeError, "expected a Decision"),
+    ],
+    ids=["no-input", "list-input", "too-many", "args-str", "kwargs-list", "root-int", "varargs",
+         "bad-mode", "bad-max", "decisions-of-module", "guard-of-str"],
+)
+def test_bad_inputs_get_clear_errors(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
+
+
+def test_a_single_tensor_is_accepted_as_the_example_input():
+    gm = concrete_trace(CASES[0].model, CASES[0].traced_input)
+    torch.testing.assert_close(gm(CASES[0].traced_input), CASES[0].model(CASES[0].traced_input))
+
+
+def test_the_result_is_an_ordinary_graph_module():
+    gm = concrete_trace(CASES[0].model, (CASES[0].traced_input,))
+    assert isinstance(gm, fx.GraphModule)
+    assert [n.op for n in gm.graph.nodes].count("call_module") == 1
+    assert isinstance(gm.guard_0, Guard) and isinstance(gm.guard_0.decision, Decision)
+
+
+def _best_seconds(fn, number: int) -> float:
+    # The minimum over repeats is the least disturbed by other processes on a shared machine.
+    return min(timeit.repeat(fn, number=number, repeat=7)) / number
+
+
+def test_guard_check_costs_well_under_half_a_tiny_model_call():
+    model = seeded(TinyMLP)
+    x = torch.randn(2, 4, generator=torch.Generator().manual_seed(0))
+
+    class Guarded(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.mlp = model
+
+        def forward(self, x):
+            if x.shape[0] > 1 and x.shape[1] == 4:
+                return self.mlp(x)
+            return x
+
+    gm = concrete_trace(Guarded(), (x,))
+    guards = [gm.get_submodule(d.guard_name) for d in decisions(gm)]
+    assert len(guards) == 2
+
+    def check_all_guards():
+        guards[0](x.shape[0] > 1)
+        guards[1](x.shape[1] == 4)
+
+    guard_seconds = _best_seconds(check_all_guards, 2000)
+    model_seconds = _best_seconds(lambda: model(x), 2000)
+    print(f"two guard checks: {guard_seconds * 1e6:.2f} µs; TinyMLP call: {model_seconds * 1e6:.2f} µs")
+    assert guard_seconds < 0.5 * model_seconds
