@@ -26,6 +26,7 @@ from pathlib import Path
 
 from docutils import nodes
 from docutils.statemachine import StringList
+from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 from sphinx.util.nodes import nested_parse_with_titles
@@ -149,20 +150,34 @@ def _usage(app: Sphinx) -> dict[str, list[tuple[str, Path]]]:
     return _USAGE
 
 
-def add_used_in(app: Sphinx, what: str, name: str, obj, options, lines: list[str]) -> None:
-    """Append "Used in" links to the docstring of a ``torch.fx`` entry."""
-    if not name.startswith("torch.fx.") or app.env.docname not in getattr(app.env, "fxguide_api_pages", ()):
+def add_used_in(app: Sphinx, domain: str, objtype: str, content: addnodes.desc_content) -> None:
+    """End each ``torch.fx`` entry of a reference page with links to the examples that use it.
+
+    Runs after autodoc has merged type hints into the entry, so the links come last.
+    """
+    env = app.env
+    signature = content.parent.children[0] if content.parent is not None else None
+    if domain != "py" or not isinstance(signature, addnodes.desc_signature):
+        return
+    name = ".".join(filter(None, [signature.get("module"), signature.get("fullname")]))
+    if not name.startswith("torch.fx.") or env.docname not in getattr(env, "fxguide_api_pages", ()):
         return
     examples = _usage(app).get(name, [])
     for _, path in examples:
-        app.env.note_dependency(str(path))
-    found = [doc for doc, _ in examples if doc in app.env.found_docs]
-    lines += ["", ".. rubric:: Used in the guide", ""]
-    if found:
-        lines.append(", ".join(f":doc:`/{doc}`" for doc in found))
-    else:
-        lines.append("No executed example in the guide uses it yet.")
-    lines.append("")
+        env.note_dependency(str(path))
+    found = [doc for doc, _ in examples if doc in env.found_docs]
+    content += nodes.rubric(text="Used in the guide")
+    paragraph = nodes.paragraph(classes=["fxguide-used-in"])
+    if not found:
+        paragraph += nodes.Text("No executed example in the guide uses it yet.")
+    for number, doc in enumerate(found):
+        if number:
+            paragraph += nodes.Text(", ")
+        paragraph += addnodes.pending_xref(
+            "", nodes.inline(doc, doc), refdomain="std", reftype="doc", reftarget=f"/{doc}",
+            refdoc=env.docname, refexplicit=False, refwarn=True,
+        )
+    content += paragraph
 
 
 def reread_api_pages(app: Sphinx, env, added: set[str], changed: set[str], removed: set[str]) -> list[str]:
@@ -181,6 +196,6 @@ def _merge(app: Sphinx, env, docnames, other) -> None:
 def setup(app: Sphinx) -> None:
     app.add_directive("torch-fx-api", TorchFxApi)
     app.add_directive("package-api", PackageApi)
-    app.connect("autodoc-process-docstring", add_used_in)
+    app.connect("object-description-transform", add_used_in, priority=900)
     app.connect("env-get-outdated", reread_api_pages)
     app.connect("env-merge-info", _merge)
