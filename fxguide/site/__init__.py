@@ -8,25 +8,28 @@ It holds what the site needs beyond the stock theme, each part in its own module
   (the ``torch.fx`` API from the installed torch, the ``fxguide`` API from its
   docstrings), each ``torch.fx`` entry listing the guide's examples that use it;
 - ``templates/``: the sidebar that shows the whole guide, section by section.
+
+Beside it, tools for the built site: :mod:`fxguide.site.serve` (``make serve``),
+:mod:`fxguide.site.links` (the link checker), :mod:`fxguide.site.weigh` (page
+count and sizes) and :mod:`fxguide.site.chromium` (how tests start a browser).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from sphinx.application import Sphinx
-
-from fxguide.site import apiref, notebooks
-
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
-def _add_templates(app: Sphinx, config) -> None:
+def _add_templates(app, config) -> None:
     if str(TEMPLATES) not in config.templates_path:
         config.templates_path.append(str(TEMPLATES))
 
 
-def setup(app: Sphinx) -> dict:
+def setup(app) -> dict:
+    # Imported here, not at the top: ``python -m fxguide.site.serve`` should not load Sphinx or torch.
+    from fxguide.site import apiref, notebooks
+
     app.connect("config-inited", _add_templates)
     notebooks.setup(app)
     apiref.setup(app)

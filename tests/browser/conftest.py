@@ -1,67 +1,48 @@
 """The built site served on localhost and a headless Chromium to read it.
 
-The server is the same one ``make serve`` runs (``http.server``), on 127.0.0.1 and
-a free port. Chromium is Debian's (``/usr/bin/chromium``, installed by
-``.ci/ensure-tools``), driven through Playwright's Python API; every request it
+The server is the one ``make serve`` runs (:mod:`fxguide.site.serve`), on
+127.0.0.1 and a free port. Chromium is Debian's (:mod:`fxguide.site.chromium`,
+installed by ``.ci/ensure-tools``), driven through Playwright's Python API; every request it
 makes to another host is refused and recorded, so a page that needs the network
 fails the tests instead of loading slowly.
 """
 
 from __future__ import annotations
 
-import functools
-import os
-import shutil
-import threading
 from collections.abc import Iterator
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
-CHROMIUM = os.environ.get("FXGUIDE_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]
-HOST = "127.0.0.1"
+from fxguide.site import chromium
+from fxguide.site.serve import HOST, serving
+
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-
-
-class _QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args) -> None:  # noqa: A002 (the base class's name)
-        pass
 
 
 @pytest.fixture(scope="session")
 def site_url(built_site: Path) -> Iterator[str]:
     """The built site served over HTTP on 127.0.0.1 and a free port, for the whole session."""
-    handler = functools.partial(_QuietHandler, directory=str(built_site / "html"))
-    server = ThreadingHTTPServer((HOST, 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://{HOST}:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(built_site / "html") as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
 def browser():
     """Headless Debian Chromium, started once per session."""
-    if not (Path(CHROMIUM).is_file() or shutil.which(CHROMIUM)):
-        pytest.fail(f"no Chromium at {CHROMIUM}: run `bash .ci/ensure-tools` (installs Debian's chromium)",
-                    pytrace=False)
+    try:
+        chromium.executable()
+    except FileNotFoundError as error:
+        pytest.fail(str(error), pytrace=False)
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        browser = chromium.launch(playwright)
         try:
-            yield chromium
+            yield browser
         finally:
-            chromium.close()
+            browser.close()
 
 
 class OffsiteGuard:
