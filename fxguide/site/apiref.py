@@ -128,10 +128,13 @@ class PackageApi(SphinxDirective):
     def run(self) -> list[nodes.Node]:
         _note_api_page(self)
         package = importlib.import_module(self.arguments[0])
+        found = [info for info in pkgutil.walk_packages(package.__path__, prefix=package.__name__ + ".")
+                 if not any(part.startswith("_") for part in info.name.split("."))]
+        # The modules readers import first (fxguide.models, ...), then the subpackages
+        # that build and check the site (fxguide.drift, ...), each alphabetically.
         names = [package.__name__] + sorted(
-            info.name for info in pkgutil.walk_packages(package.__path__, prefix=package.__name__ + ".")
-            if not any(part.startswith("_") for part in info.name.split("."))
-        )
+            (info.name for info in found), key=lambda name: (name.count(".") > 1 or any(
+                i.ispkg and i.name == name for i in found), name))
         sections = []
         for name in names:
             module = importlib.import_module(name)
