@@ -20,6 +20,10 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+#: Pages Sphinx writes that no link leads to but readers still open (the search
+#: form's target, the general index and the Python module index).
+UNLINKED = ("search.html", "genindex.html", "py-modindex.html")
+
 # (tag, attribute) pairs that make the browser fetch something when the page loads.
 _RESOURCES = {("script", "src"), ("img", "src"), ("iframe", "src"), ("source", "src"), ("video", "src"),
               ("audio", "src"), ("embed", "src"), ("object", "data"), ("input", "src"), ("image", "href")}

@@ -1,9 +1,10 @@
 """How big the built site is: ``python -m fxguide.site.weigh _build/html``.
 
 Prints the number of HTML pages a reader reaches (from ``index.html``, plus the
-search and index pages), the total size of the site folder, and what loading
-each page costs with an empty cache: every byte Chromium receives for it
-(HTML, styles, scripts, fonts, images), measured in a fresh browser context per page.
+search and index pages: :data:`fxguide.site.links.UNLINKED`), the total size of
+the site folder, and what loading each page costs with an empty cache: every
+byte Chromium receives for it (HTML, styles, scripts, fonts, images), measured
+in a fresh browser context per page.
 """
 
 from __future__ import annotations
@@ -12,10 +13,8 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
-from fxguide.site.links import check_site
+from fxguide.site.links import UNLINKED, check_site
 from fxguide.site.serve import serving
-
-UNLINKED = ("search.html", "genindex.html")
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,8 @@ from urllib.parse import urldefrag, urlencode, urljoin, urlsplit
 
 import pytest
 
+from fxguide.site.links import UNLINKED
+
 pytestmark = [pytest.mark.docs, pytest.mark.browser]
 
 ERRORS_PAGE = "reference/errors.html"
@@ -69,8 +71,6 @@ class Visit:
     figures: dict[str, list[str]] = field(default_factory=dict)
 
 
-# Pages no link leads to, which readers still open: the search form's target and the index.
-UNLINKED = ["search.html", "genindex.html"]
 
 
 @pytest.fixture(scope="session")
@@ -87,7 +87,7 @@ def visit(context, site_url, built_site, offsite) -> Visit:
 
     ids: dict[str, set[str]] = {}
     links: list[tuple[str, str]] = []
-    queue = ["index.html"] + UNLINKED
+    queue = ["index.html", *(p for p in UNLINKED if (built_site / "html" / p).is_file())]
     while queue:
         name = queue.pop(0)
         if name in ids:
