@@ -50,9 +50,6 @@ exclude_patterns = [
     "gallery/**.md5",
     "gallery/**.json",
     "gallery/**.zip",
-    # sphinx-gallery's timing tables load scripts from a CDN; the site must work offline.
-    "sg_execution_times.rst",
-    "gallery/sg_execution_times.rst",
 ]
 
 # A change of torch, of the fxguide package or of the execution settings
@@ -94,7 +91,6 @@ sphinx_gallery_conf = {
     "only_warn_on_example_error": False,  # a failing example fails the build
     "capture_repr": ("_repr_html_", "__repr__"),
     "reset_modules": ("matplotlib",),
-    "write_computation_times": False,  # see exclude_patterns: its page needs the network
 }
 
 # -- HTML -----------------------------------------------------------------------

@@ -7,6 +7,10 @@ It holds what the site needs beyond the stock theme, each part in its own module
 - :mod:`fxguide.site.apiref`: the directives that render the reference pages
   (the ``torch.fx`` API from the installed torch, the ``fxguide`` API from its
   docstrings), each ``torch.fx`` entry listing the guide's examples that use it;
+- :mod:`fxguide.site.offline`: drops raw HTML that would load scripts or
+  styles from the web (sphinx-gallery's sortable timing tables);
+- :mod:`fxguide.site.inherited`: links ``:meth:`run``` in a subclass of a
+  documented class to the member where it is documented;
 - ``templates/``: the sidebar that shows the whole guide, section by section.
 
 Beside it, tools for the built site: :mod:`fxguide.site.serve` (``make serve``),
@@ -28,9 +32,11 @@ def _add_templates(app, config) -> None:
 
 def setup(app) -> dict:
     # Imported here, not at the top: ``python -m fxguide.site.serve`` should not load Sphinx or torch.
-    from fxguide.site import apiref, notebooks
+    from fxguide.site import apiref, inherited, notebooks, offline
 
     app.connect("config-inited", _add_templates)
     notebooks.setup(app)
+    offline.setup(app)
+    inherited.setup(app)
     apiref.setup(app)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

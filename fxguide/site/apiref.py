@@ -25,6 +25,7 @@ import re
 from pathlib import Path
 
 from docutils import nodes
+from docutils.parsers.rst import directives
 from docutils.statemachine import StringList
 from sphinx import addnodes
 from sphinx.application import Sphinx
@@ -98,9 +99,15 @@ def _note_api_page(directive: SphinxDirective) -> None:
 
 
 class TorchFxApi(SphinxDirective):
-    """``{torch-fx-api}``: the public API of the installed ``torch.fx``."""
+    """``.. torch-fx-api::``: the public API of the installed ``torch.fx``.
+
+    ``:also:`` adds names from deeper in ``torch.fx`` that the guide uses
+    (``torch.fx.passes.shape_prop.ShapeProp``), space-separated, so that
+    references to them resolve too.
+    """
 
     has_content = False
+    option_spec = {"also": directives.unchanged}
 
     def run(self) -> list[nodes.Node]:
         _note_api_page(self)
@@ -116,6 +123,15 @@ class TorchFxApi(SphinxDirective):
             else:
                 rst = [f".. autofunction:: torch.fx.{name}"]
             sections.append(_section(self, name, rst))
+        for dotted in self.options.get("also", "").split():
+            module, _, attr = dotted.rpartition(".")
+            try:
+                obj = getattr(importlib.import_module(module), attr)
+            except (ImportError, AttributeError, ValueError) as error:
+                raise self.error(f"torch-fx-api :also: cannot import {dotted!r} from the installed torch: {error}")
+            kind = "autoclass" if inspect.isclass(obj) else "autofunction"
+            sections.append(_section(self, dotted, [f".. {kind}:: {dotted}"] + (
+                ["   :members:"] if kind == "autoclass" else [])))
         return sections
 
 

@@ -170,7 +170,7 @@ class _Uses(ast.NodeVisitor):
             if node.module:
                 self.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
                 name = f"{node.module}.{alias.name}"
-                if name.startswith("torch.fx.") and name.count(".") == 2:
+                if name.startswith("torch.fx."):
                     self.used.add(name)
 
     def _bind(self, target: ast.AST, cls: str | None) -> None:
@@ -258,7 +258,7 @@ class _Uses(ast.NodeVisitor):
     # -- expressions ----------------------------------------------------------------
     def visit_Name(self, node: ast.Name) -> None:
         name = self.aliases.get(node.id)
-        if name and name.startswith("torch.fx.") and name.count(".") == 2:
+        if name and name.startswith("torch.fx."):
             self.used.add(name)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
@@ -266,6 +266,9 @@ class _Uses(ast.NodeVisitor):
         if name:
             self.used.add(name)
             return
+        dotted = self.dotted(node)
+        if dotted and dotted.startswith("torch.fx."):  # deeper: torch.fx.passes.shape_prop.ShapeProp
+            self.used.add(dotted)
         owner = self.class_of(node.value)
         if owner in _MEMBERS:
             if owner == "Transformer" and node.attr not in _MEMBERS["Transformer"]:
@@ -277,7 +280,11 @@ class _Uses(ast.NodeVisitor):
 
 
 def uses_in_code(blocks: Iterable[str]) -> set[str]:
-    """The documented ``torch.fx`` names used by a sequence of code blocks run in order.
+    """The ``torch.fx`` names used by a sequence of code blocks run in order.
+
+    Names of the reference (:func:`documented_names`) and names deeper in
+    ``torch.fx`` that a page imports or spells out (``torch.fx.passes.shape_prop.ShapeProp``),
+    which the reference page may add to its list.
 
     Blocks that are not valid Python (for example IPython magics) are skipped.
 
@@ -299,4 +306,7 @@ def uses_in_code(blocks: Iterable[str]) -> set[str]:
         except SyntaxError:
             continue
         visitor.visit(tree)
-    return visitor.used & documented
+    members = {name for name in documented if name.count(".") == 3}  # torch.fx.<Class>.<member>
+    deeper = {name for name in visitor.used if name.count(".") >= 3 and name not in members
+              and name.rsplit(".", 1)[0] not in {n.rsplit(".", 1)[0] for n in members}}
+    return (visitor.used & documented) | deeper
