@@ -103,7 +103,7 @@ class TorchFxApi(SphinxDirective):
 
     ``:also:`` adds names from deeper in ``torch.fx`` that the guide uses
     (``torch.fx.passes.shape_prop.ShapeProp``), space-separated, so that
-    references to them resolve too.
+    references to them resolve too; they show the first paragraph of their docstring.
     """
 
     has_content = False
@@ -130,9 +130,20 @@ class TorchFxApi(SphinxDirective):
             except (ImportError, AttributeError, ValueError) as error:
                 raise self.error(f"torch-fx-api :also: cannot import {dotted!r} from the installed torch: {error}")
             kind = "autoclass" if inspect.isclass(obj) else "autofunction"
-            sections.append(_section(self, dotted, [f".. {kind}:: {dotted}"] + (
-                ["   :members:"] if kind == "autoclass" else [])))
+            _SUMMARY_ONLY.add(dotted)
+            sections.append(_section(self, dotted, [f".. {kind}:: {dotted}"]))
         return sections
+
+
+# Names added with :also: show torch's one-paragraph summary only: deeper in torch.fx,
+# docstrings are not written for rendering (torch 2.13's ShapeProp docstring is not valid
+# reStructuredText) and the guide's pages say how to use them.
+_SUMMARY_ONLY: set[str] = set()
+
+
+def keep_summary(app: Sphinx, what: str, name: str, obj, options, lines: list[str]) -> None:
+    if name in _SUMMARY_ONLY and "" in lines:
+        del lines[lines.index(""):]
 
 
 class PackageApi(SphinxDirective):
@@ -215,6 +226,7 @@ def _merge(app: Sphinx, env, docnames, other) -> None:
 def setup(app: Sphinx) -> None:
     app.add_directive("torch-fx-api", TorchFxApi)
     app.add_directive("package-api", PackageApi)
+    app.connect("autodoc-process-docstring", keep_summary)
     app.connect("object-description-transform", add_used_in, priority=900)
     app.connect("env-get-outdated", reread_api_pages)
     app.connect("env-merge-info", _merge)
