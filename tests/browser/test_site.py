@@ -63,6 +63,7 @@ _INSPECT = """async () => {
     ids: [...document.querySelectorAll("[id]")].map(e => e.id)
           .concat([...document.querySelectorAll("a[name]")].map(e => e.name)),
     links: [...document.querySelectorAll("a[href]")].map(a => a.href),
+    downloads: [...document.querySelectorAll(".sphx-glr-download a")].map(a => a.href),
   };
 }""" % r"fxguide\.drawing|FxGraphDrawer|graph_drawer"  # noqa: UP031 (a JS regex in a JS literal)
 
@@ -79,6 +80,7 @@ class Visit:
     offsite: list[str] = field(default_factory=list)
     graph_drawings: dict[str, list[str]] = field(default_factory=dict)
     figures: dict[str, list[str]] = field(default_factory=dict)
+    downloads: dict[str, list[str]] = field(default_factory=dict)  # sphinx-gallery's download buttons
 
 
 
@@ -116,6 +118,7 @@ def visit(context, site_url, built_site, offsite) -> Visit:
             seen.graph_drawings[name] = found["graphs"]
         if found["figures"]:
             seen.figures[name] = found["figures"]
+        seen.downloads[name] = found["downloads"]
         for href in found["links"]:
             if not href.startswith(site_url):
                 continue
@@ -228,15 +231,16 @@ def test_a_matplotlib_figure_is_visible_in_the_gallery(visit):
 
 
 def _gallery_examples(visit: Visit) -> list[str]:
-    return [p for p in visit.pages if p.startswith("gallery/") and p != "gallery/index.html"]
+    """The gallery's example pages: not its index, nor sphinx-gallery's execution-times table."""
+    return [p for p in visit.pages
+            if p.startswith("gallery/") and p not in {"gallery/index.html", "gallery/sg_execution_times.html"}]
 
 
-def test_gallery_examples_offer_python_and_notebook_downloads(visit, page, site_url):
+def test_gallery_examples_offer_python_and_notebook_downloads(visit):
     examples = _gallery_examples(visit)
     assert examples, "the gallery has no example page"
-    for name in examples:
-        page.goto(name)
-        hrefs = page.eval_on_selector_all(".sphx-glr-download a", "links => links.map(a => a.href)")
+    for name in examples:  # the links themselves resolve: test_every_internal_link_resolves
+        hrefs = visit.downloads[name]
         assert any(h.endswith(".py") for h in hrefs) and any(h.endswith(".ipynb") for h in hrefs), (name, hrefs)
 
 
