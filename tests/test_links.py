@@ -43,3 +43,21 @@ def test_built_site_has_no_broken_internal_link(built_site):
 def test_built_site_loads_nothing_from_another_host(built_site):
     found = check_site(built_site / "html")
     assert found.offsite_resources == [], "the site would not work offline:\n" + "\n".join(found.offsite_resources)
+
+
+def test_sphinx_gallerys_timing_table_keeps_its_rows_and_loses_its_cdn_scripts(tmp_path):
+    """The execution-times page sphinx-gallery writes, as this site's build reads it."""
+    from sphinx_gallery.gen_gallery import write_computation_times
+    from sphinx_gallery.gen_rst import ExampleCost
+
+    from fxguide.site.offline import drop_remote_html
+
+    script = tmp_path / "example.py"
+    script.write_text("print(1)\n")
+    conf = {"write_computation_times": True, "src_dir": str(tmp_path)}
+    write_computation_times(conf, str(tmp_path), [ExampleCost(1.5, 10.0, str(script), str(tmp_path))])
+    written = (tmp_path / "sg_execution_times.rst").read_text()
+    assert "https://" in written  # what sphinx-gallery writes: scripts and styles from CDNs
+    kept = drop_remote_html(written)
+    assert "https://" not in kept and "<script" not in kept
+    assert ".. list-table::" in kept and "example.py" in kept and "01.500" in kept
