@@ -39,7 +39,7 @@ test: $(STAMP) tools
 
 serve:
 	@test -f $(BUILDDIR)/html/index.html || { echo "no site yet: run 'make docs' first"; exit 1; }
-	$(PY) -m http.server --bind 127.0.0.1 --directory $(BUILDDIR)/html $(PORT)
+	$(PY) -m fxguide.site.serve $(BUILDDIR)/html --port $(PORT)
 
 update-expected: $(STAMP)
 	$(PY) -m fxguide.drift record

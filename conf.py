@@ -37,6 +37,7 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
     "fxguide.drift.sphinx_ext",  # names the file and line of a cell that raised unexpectedly
+    "fxguide.site",  # sidebar, notebook downloads, the reference pages' directives
 ]
 
 exclude_patterns = [
@@ -71,6 +72,7 @@ nb_execution_raise_on_error = False  # reported as a warning, which -W turns int
 nb_execution_show_tb = True  # ... and the log shows where
 nb_execution_timeout = 120
 nb_merge_streams = True
+nb_ipywidgets_js: dict = {}  # the default loads require.js and widget managers from CDNs
 
 # -- sphinx-gallery: the worked examples -----------------------------------------
 
@@ -99,10 +101,15 @@ html_static_path: list[str] = []
 html_theme_options = {
     "navigation_with_keys": False,
     "show_prev_next": True,
-    "secondary_sidebar_items": ["page-toc", "sourcelink"],
+    "secondary_sidebar_items": ["page-toc", "notebook-download", "sourcelink"],
+    # The whole guide, section by section, sits in the left sidebar
+    # (templates/sidebar-guide.html in fxguide/site), so the header does not repeat it.
+    "navbar_center": [],
+    "show_toc_level": 2,
     "footer_start": ["copyright"],
     "footer_end": ["theme-version"],
 }
+html_sidebars = {"**": ["sidebar-guide"]}
 html_context = {"default_mode": "light"}
 html_last_updated_fmt = None
 
@@ -117,6 +124,36 @@ copybutton_exclude = ".linenos, .gp, .go"
 
 autodoc_typehints = "description"
 autodoc_member_order = "bysource"
+
+# -- Cross-references -----------------------------------------------------------
+# Every reference must resolve (the reference pages document torch.fx and
+# fxguide from the installed code). Nothing is fetched: no intersphinx.
+
+nitpicky = True
+# The only references allowed to stay unresolved, each for a stated reason.
+nitpick_ignore_regex = [
+    # torch outside torch.fx (Tensor, dtype, device, SymInt, nn.Module, _ops.OpOverload, ...)
+    # appears in torch.fx signatures; the site documents torch.fx only and, offline,
+    # has no inventory of pytorch.org to link to.
+    (r"py:(class|obj|func|meth|attr|data|mod)", r"torch\.(?!fx\.)[\w.]+"),
+    # torch.fx internals that torch.fx.__all__ does not export, seen in its signatures and
+    # docstrings: private type variables and aliases (_R, _F, _P, Argument, ArgumentT,
+    # Target) and helper classes the reference does not document.
+    (r"py:class", r"torch\.fx\.[\w.]*\._\w+|~?_P"),
+    (r"py:class", r"(torch\.fx\.node\.)?(Argument|ArgumentT|Target)"),
+    (r"py:class", r"(torch\.fx\.[\w.]+\.)?(TracerBase|PythonCode|CodeGen|Scope|ArgsKwargsPair|Module)"),
+    # The standard library and Sphinx in fxguide's and torch's signatures: offline, there
+    # is no Python or Sphinx inventory to link to.
+    (r"py:(class|obj|mod)", r"(collections|pathlib|os|types|contextlib|subprocess|sphinx)(\.[\w.]+)?"),
+]
+# torch 2.13's Google-style docstrings that napoleon reads as return types (prose before
+# a colon in a "Returns:" section) or that name a type in lower case.
+nitpick_ignore = [
+    ("py:class", text) for text in (
+        "A PythonCode object", "consisting", "two fields", "whether a node is impure. If this is",
+        "then the default behavior is", "use", "any",
+    )
+]
 
 
 def setup(app):

@@ -5,7 +5,7 @@ A graph with more than a handful of nodes is easier to look at than to read.
 
 - in a notebook page it displays as SVG (``_repr_svg_``), while its plain-text
   form lists the graph's edges, so the drift guard has a text to check;
-- in a gallery script, :meth:`GraphPicture.figure` or :func:`plot_graphs` show it
+- in a gallery script, :meth:`GraphPicture.show` or :func:`plot_graphs` show it
   as a matplotlib figure, which sphinx-gallery captures (and uses as thumbnail).
 
 Nodes are coloured by opcode; after :class:`torch.fx.passes.shape_prop.ShapeProp`

@@ -1,0 +1,1 @@
+"""Tests that drive a real browser over the served site."""
