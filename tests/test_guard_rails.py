@@ -50,3 +50,11 @@ def test_a_failing_gallery_script_fails_the_build_naming_file_and_line(tmp_path)
     line = broken.splitlines().index("raise RuntimeError('broken on purpose')") + 1
     assert "example.py" in done.stdout and f"line {line}" in done.stdout, done.stdout[-3000:]
     assert "RuntimeError: broken on purpose" in done.stdout
+
+
+def test_a_rebuild_does_not_hide_a_page_that_failed(tmp_path):
+    site = make_site(tmp_path, "```{code-cell} python\n1 / 0\n```\n")
+    first = build(site, force=False)
+    again = build(site, force=False)  # nothing changed: Sphinx would not re-read the page by itself
+    assert first.returncode != 0 and again.returncode != 0, again.stdout[-3000:]
+    assert "cell 1 raised ZeroDivisionError" in again.stdout

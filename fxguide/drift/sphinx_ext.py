@@ -40,6 +40,7 @@ def check_unexpected_errors(app: Sphinx, doctree: nodes.document) -> None:
         for block in cell.findall(nodes.literal_block):
             if "traceback" in block.get("classes", []):
                 line = fences[number - 1] if len(fences) == len(cells) else cell.line
+                app.env.metadata[app.env.docname]["fxguide_failed"] = True
                 logger.warning(
                     "cell %s raised %s (tag the cell raises-exception if this error is the point of the example)",
                     number, _last_line(block.astext()), location=(app.env.docname, line), type="fxguide",
@@ -48,6 +49,22 @@ def check_unexpected_errors(app: Sphinx, doctree: nodes.document) -> None:
                 break
 
 
+def _execution_failed(app: Sphinx, docname: str) -> bool:
+    from myst_nb.sphinx_ import NbMetadataCollector
+
+    data = NbMetadataCollector.get_exec_data(app.env, docname) or {}
+    return data.get("succeeded") is False
+
+
+def reread_failed_pages(app: Sphinx, env, added: set, changed: set, removed: set) -> list[str]:
+    """Pages that failed last time are read (and executed) again, so a rebuild cannot hide the failure."""
+    return sorted(
+        d for d in env.found_docs - added - changed
+        if env.metadata.get(d, {}).get("fxguide_failed") or _execution_failed(app, d)
+    )
+
+
 def setup(app: Sphinx) -> dict:
     app.connect("doctree-read", check_unexpected_errors)
+    app.connect("env-get-outdated", reread_failed_pages)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
