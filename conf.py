@@ -136,6 +136,7 @@ nitpick_ignore_regex = [
     # appears in torch.fx signatures; the site documents torch.fx only and, offline,
     # has no inventory of pytorch.org to link to.
     (r"py:(class|obj|func|meth|attr|data|mod)", r"torch\.(?!fx\.)[\w.]+"),
+    (r"py:class", r"nn\.[\w.]+"),  # the same, spelled through `from torch import nn`
     # torch.fx internals that torch.fx.__all__ does not export, seen in its signatures and
     # docstrings: private type variables and aliases (_R, _F, _P, Argument, ArgumentT,
     # Target) and helper classes the reference does not document.

@@ -4,7 +4,7 @@ Symbolic tracing cannot follow any of them; the "Beyond symbolic tracing" page
 takes each one through ``symbolic_trace``, fxguide's concrete tracer,
 ``make_fx``, ``torch.export`` and ``torch.compile``. Each model comes with the
 input it is traced on and a second input that takes another path through its
-``forward`` (see :data:`CASES`).
+``forward`` (see ``CASES``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Run one capture tool on one dynamic model and say what it did: the survey behind a table.
 
 The "Beyond symbolic tracing" page takes each model of
-:mod:`fxguide.dynamic_models` through five tools (:data:`TOOLS`). For each
+:mod:`fxguide.dynamic_models` through five tools (``TOOLS``). For each
 pair, :func:`survey` captures the model on its traced input, then calls the
 result on an input that takes another path and compares with eager mode. The
 verdict is computed from what happened, never written by hand:
@@ -51,7 +51,7 @@ class Outcome:
 
     @property
     def verdict(self) -> str:
-        """A short table cell: ``fails (TraceError)``, ``guards``, ``graph break, recompiles``, ..."""
+        """Return a short table cell, such as ``fails (TraceError)``, ``guards``, ``graph break, recompiles``, ..."""
         if self.error is not None:
             return f"fails ({type(self.error).__name__})"
         parts = []

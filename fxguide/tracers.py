@@ -124,7 +124,7 @@ class ModulePathTracer(LeafTracer):
 
     The path is stored in ``node.meta["module_path"]`` (``""`` for the root
     module's own code). Every module call is remembered in
-    :attr:`module_outputs`: module path -> the node holding what that call
+    ``module_outputs``: module path -> the node holding what that call
     returned, whether the module was a leaf or traced through. A module called
     twice gets ``path`` and then ``path@1``, the way torch names calls in
     ``nn_module_stack``.

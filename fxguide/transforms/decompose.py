@@ -31,7 +31,7 @@ def silu_rule(x, inplace: bool = False):
     return x * torch.sigmoid(x)
 
 
-#: The default rule table: function called in the graph -> rule that replaces it.
+#: Default rule table, mapping each function called in the graph to the rule that replaces it.
 #: A rule takes the same arguments as the function it replaces.
 RULES: dict[Callable, Callable] = {
     torch.relu: relu_rule,
