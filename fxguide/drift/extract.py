@@ -77,20 +77,23 @@ def _text_of(output: dict) -> str:
     return ""
 
 
-def page_snippets(page: Path, build_dir: Path) -> list[Snippet]:
-    """The executed cells of one page, read from the build's notebook."""
-    page = Path(page)
-    docname = page.relative_to(DOCS).with_suffix("")
+def page_snippets(page: Path, build_dir: Path, root: Path = ROOT) -> list[Snippet]:
+    """The executed cells of one page, read from the build's notebook.
+
+    ``root`` is the repository (or throwaway site) the page belongs to.
+    """
+    page, root = Path(page), Path(root)
+    docname = page.relative_to(root / "docs").with_suffix("")
     notebook = Path(build_dir) / "jupyter_execute" / docname.with_suffix(".ipynb")
     if not notebook.is_file():
         raise FileNotFoundError(
-            f"{page.relative_to(ROOT)}: no executed notebook at {notebook}; build the docs first (make docs)"
+            f"{page.relative_to(root)}: no executed notebook at {notebook}; build the docs first (make docs)"
         )
     cells = [c for c in json.loads(notebook.read_text())["cells"] if c["cell_type"] == "code"]
     lines = cell_fence_lines(page)
     if len(lines) != len(cells):
         raise ValueError(
-            f"{page.relative_to(ROOT)}: found {len(lines)} code-cell fences but the executed "
+            f"{page.relative_to(root)}: found {len(lines)} code-cell fences but the executed "
             f"notebook has {len(cells)} code cells; is {notebook} stale?"
         )
     snippets = []
@@ -99,7 +102,7 @@ def page_snippets(page: Path, build_dir: Path) -> list[Snippet]:
         raised = f"{errors[0]['ename']}: {errors[0]['evalue']}" if errors else None
         snippets.append(
             Snippet(
-                source=str(page.relative_to(ROOT)),
+                source=str(page.relative_to(root)),
                 index=index,
                 line=line,
                 output=normalize("".join(_text_of(o) for o in cell["outputs"])),
@@ -134,13 +137,16 @@ def _sg_output(body: list[str]) -> str:
     return "\n".join(shown)
 
 
-def gallery_snippets(script: Path, gallery_out: Path = GALLERY_OUT) -> list[Snippet]:
-    """The code blocks of one gallery script, read from sphinx-gallery's generated page."""
-    script = Path(script)
-    rst = Path(gallery_out) / script.with_suffix(".rst").name
+def gallery_snippets(script: Path, gallery_out: Path | None = None, root: Path = ROOT) -> list[Snippet]:
+    """The code blocks of one gallery script, read from sphinx-gallery's generated page.
+
+    ``gallery_out`` defaults to ``<root>/docs/gallery``, where the build writes it.
+    """
+    script, root = Path(script), Path(root)
+    rst = Path(gallery_out or root / "docs" / "gallery") / script.with_suffix(".rst").name
     if not rst.is_file():
         raise FileNotFoundError(
-            f"{script.relative_to(ROOT)}: no generated page at {rst}; build the docs first (make docs)"
+            f"{script.relative_to(root)}: no generated page at {rst}; build the docs first (make docs)"
         )
     lines = rst.read_text().splitlines()
     marks = [(n, m) for n, line in enumerate(lines) if (m := _SG_MARK.match(line))]
@@ -152,7 +158,7 @@ def gallery_snippets(script: Path, gallery_out: Path = GALLERY_OUT) -> list[Snip
             continue  # a text block
         snippets.append(
             Snippet(
-                source=str(script.relative_to(ROOT)),
+                source=str(script.relative_to(root)),
                 index=len(snippets) + 1,
                 line=int(mark.group(1)),
                 output=normalize(_sg_output(body)),
