@@ -21,6 +21,7 @@ import torch
 import torch.fx as fx
 
 from fxguide.drift import compat, side_env, snapshots
+from fxguide.drift.build import build_docs
 from fxguide.drift.compare import (CHANGED, NEWLY_RAISING, NO_LONGER_RAISING, NO_LONGER_SHOWN, NOT_RECORDED,
                                    SAME, compare)
 from fxguide.drift.extract import ROOT, Snippet, gallery_snippets, page_snippets
@@ -111,6 +112,7 @@ def test_a_limitation_that_silently_stops_raising_says_update_the_guide(monkeypa
     assert finding.status == NO_LONGER_RAISING
     assert f"no longer raises on torch {OTHER} — update the guide" in finding.message
     assert finding.message.startswith(f"{SOURCE}, cell 2 (line 20), torch {OTHER}:")
+    assert "-TraceError: symbolically traced variables cannot be used as inputs to control flow" in finding.diff
 
 
 def test_a_cell_that_starts_raising_is_reported_as_newly_raising(monkeypatch):
@@ -356,7 +358,7 @@ fx.Proxy.__bool__ = lambda self: True  # a limitation that silently stopped rais
 
 @pytest.mark.slow
 def test_a_drifted_torch_is_caught_through_a_real_docs_build(tmp_path, monkeypatch):
-    from test_guard_rails import GOOD_SCRIPT, PAGE_HEAD, build, make_site
+    from test_guard_rails import GOOD_SCRIPT, PAGE_HEAD, make_site
 
     cells = [("import torch\nimport torch.fx as fx", False), (GRAPH_CELL.strip(), False),
              (LIMITATION_CELL.strip(), True)]
@@ -366,7 +368,8 @@ def test_a_drifted_torch_is_caught_through_a_real_docs_build(tmp_path, monkeypat
     site = make_site(tmp_path, page, script=script)
     (site / "sitecustomize.py").write_text(FAKE_TORCH)
     monkeypatch.setenv("PYTHONPATH", str(site))
-    done = build(site)
+    monkeypatch.delenv("CI", raising=False)  # execute through myst-nb's cache, as `make test` does locally
+    done = build_docs(site / "_build", cwd=site)
     assert done.returncode == 0, done.stdout[-5000:]
 
     # What the reference torch (this process, unpatched) shows for the same cells.
@@ -380,9 +383,23 @@ def test_a_drifted_torch_is_caught_through_a_real_docs_build(tmp_path, monkeypat
     assert found[3].status == NO_LONGER_RAISING
     assert "no longer raises on torch 9.9.9 — update the guide" in found[3].message
 
+    # Edit the page's prose: it is read again, its outputs now come from the execution
+    # cache, and the check must still see every one of them.
+    (site / "docs" / "page.md").write_text((site / "docs" / "page.md").read_text() + "\nMore prose.\n")
+    again = build_docs(site / "_build", cwd=site)
+    assert again.returncode == 0 and "Using cached notebook" in again.stdout, again.stdout[-5000:]
+    assert page_snippets(site / "docs" / "page.md", site / "_build", root=site) == shown
+
     blocks = gallery_snippets(site / "gallery" / "example.py", root=site)
     expected_blocks = record([Snippet("gallery/example.py", 1, 8, "fine"),
                               run_cell(GRAPH_CELL, 2, source="gallery/example.py")], "gallery/example.py")
     found = {f.index: f for f in compare("gallery/example.py", expected_blocks, blocks, "9.9.9")}
     assert found[1].status == SAME
     assert found[2].status == CHANGED and "-    %x : [num_users=1] = placeholder[target=x]" in found[2].diff
+
+
+def test_a_tagged_cell_that_stops_raising_without_a_recording_still_says_update_the_guide():
+    (finding,) = compare(SOURCE, {}, [Snippet(SOURCE, 4, 40, "", None, True)], OTHER)
+    assert finding.status == NO_LONGER_RAISING
+    assert finding.message == (f"{SOURCE}, cell 4 (line 40), torch {OTHER}: tagged raises-exception but no longer "
+                               f"raises on torch {OTHER} — update the guide")

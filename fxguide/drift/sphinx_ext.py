@@ -75,8 +75,8 @@ def keep_cached_outputs_in_executed_notebooks() -> None:
     The drift check reads those notebooks. On a cache hit, myst-nb 1.4 renders the
     cached outputs but writes the notebook it parsed, without outputs, so a page
     re-read without re-execution (its prose edited, say) would look as if every
-    cell had stopped printing. This copies the cached cells into the notebook
-    myst-nb writes. Idempotent.
+    cell had stopped printing. This copies the cached notebook (cells and
+    metadata) into the one myst-nb writes. Idempotent.
     """
     from myst_nb.core.execute.cache import NotebookClientCache
 
@@ -88,7 +88,7 @@ def keep_cached_outputs_in_executed_notebooks() -> None:
         parsed = self._notebook  # the object myst-nb writes to jupyter_execute after rendering
         start_client(self)
         if self._notebook is not parsed:  # a cache hit: outputs were merged into a copy
-            parsed.cells = self._notebook.cells
+            parsed.update(self._notebook)  # cells with outputs, and the kernel's language_info
             self._notebook = parsed
 
     start_client_keeping_outputs.fxguide_keeps_outputs = True  # type: ignore[attr-defined]
