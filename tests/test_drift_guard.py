@@ -188,6 +188,40 @@ def test_normalize_removes_each_meaningless_difference(raw, shown):
     assert normalize(raw) == shown
 
 
+def test_normalize_hides_line_numbers_inside_installed_packages():
+    # torch 2.13.0, 2.14.1 and 2.15.0 raise this warning from lines 997, 1015 and 1026.
+    site = str(Path(torch.__file__).parents[1])
+    for line in (997, 1015, 1026):
+        assert normalize(f"{site}/torch/fx/_symbolic_trace.py:{line}: UserWarning: Was not able") == \
+            "<site-packages>/torch/fx/_symbolic_trace.py:<line>: UserWarning: Was not able"
+        assert normalize(f'File "{site}/torch/fx/proxy.py", line {line}, in iter') == \
+            'File "<site-packages>/torch/fx/proxy.py", line <line>, in iter'
+    # the guide's own files keep their line numbers
+    assert normalize(f"{ROOT}/fxguide/models.py:12: UserWarning") == "<repo>/fxguide/models.py:12: UserWarning"
+
+
+def test_a_warning_torch_raises_from_another_line_is_the_same():
+    cell = """
+import warnings
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    fx.symbolic_trace(lambda x: x + 1, concrete_args={"x": torch.ones(2)})
+for w in caught:
+    print(f"{w.filename}:{w.lineno}: {w.category.__name__}: {w.message}")
+"""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(cell, {"torch": torch, "fx": fx})
+    raw = out.getvalue()
+    assert "_symbolic_trace.py:" in raw and "UserWarning" in raw
+    lineno = raw.split("_symbolic_trace.py:")[1].split(":")[0]
+    moved = raw.replace(f"_symbolic_trace.py:{lineno}:", f"_symbolic_trace.py:{int(lineno) + 18}:")
+    expected = record([Snippet(SOURCE, 1, 5, normalize(raw))])
+    assert verdicts(expected, [Snippet(SOURCE, 1, 5, normalize(moved))])[1].status == SAME
+    reworded = raw.replace("UserWarning", "FutureWarning")
+    assert verdicts(expected, [Snippet(SOURCE, 1, 5, normalize(reworded))])[1].status == CHANGED
+
+
 def test_normalize_hides_temporary_paths(tmp_path):
     assert normalize(f"wrote {tmp_path}/graph.svg") == "wrote <tmp>/…"
 
@@ -276,8 +310,7 @@ def test_the_compatibility_page_shows_each_difference_and_the_versions_checked(t
     assert f"| {OTHER} |" in page and f"| `{SOURCE}` | 2 | cell 2 differ |" in page
     assert f"#### {OTHER}: `{SOURCE}`, cell 2 (line 20)" in page and "+    return sum_2" in page
     assert compat.verified_sentence(reports, current) == (
-        f"Every output shown here is verified on torch 2.13.0 by the test suite, and was checked on torch {OTHER} "
-        f"({OTHER}: 1 of 2 the same).")
+        f"Verified on torch 2.13.0 (every output) and {OTHER} (1 of 2 outputs the same).")
 
 
 def test_an_output_re_recorded_after_a_report_counts_as_not_checked(tmp_path, monkeypatch):
@@ -286,7 +319,18 @@ def test_an_output_re_recorded_after_a_report_counts_as_not_checked(tmp_path, mo
     current = compat.current_snapshots(tmp_path / "expected")
     cov = compat.coverage(compat.load_reports(tmp_path / "drift")[0], current)
     assert cov.unchecked == [(SOURCE, 1)] and cov.same == []
-    assert "1 not checked yet" in compat.verified_sentence(compat.load_reports(tmp_path / "drift"), current)
+    assert compat.verified_sentence(compat.load_reports(tmp_path / "drift"), current) == (
+        f"Verified on torch 2.13.0 (every output) and {OTHER} (0 of 2 outputs the same, 1 not checked yet).")
+
+
+def test_releases_where_every_output_is_the_same_are_simply_listed(tmp_path, monkeypatch):
+    _, current = _report(tmp_path, monkeypatch)
+    report = compat.load_reports(tmp_path / "drift")[0]
+    for entry in report["snippets"]:
+        entry["status"], entry["diff"] = SAME, ""
+    newer = dict(report, torch="10.0.0")
+    assert compat.verified_sentence([report, newer], current) == (
+        f"Every output shown here is verified on torch 2.13.0, {OTHER} and 10.0.0.")
 
 
 def test_the_committed_reports_are_well_formed():

@@ -120,6 +120,9 @@ def ensure_venv(torch_version: str, root: Path = ROOT) -> Path:
     if not stamp.is_file():
         if venv.exists():
             shutil.rmtree(venv)  # a half-built environment from an interrupted run
+        for old in venv.parent.glob(f"venv-torch-{torch_version}-*"):
+            print(f"removing {old} (built for other pins; about 6 GB)", flush=True)
+            shutil.rmtree(old)
         venv.mkdir(parents=True)
         print(f"building the side environment {venv} (torch {torch_version}; several GB) ...", flush=True)
         constraints = venv / "constraints.txt"
