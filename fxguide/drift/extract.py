@@ -113,28 +113,44 @@ def page_snippets(page: Path, build_dir: Path, root: Path = ROOT) -> list[Snippe
     return snippets
 
 
-def _sg_output(body: list[str]) -> str:
-    """Text of the script-out and image blocks sphinx-gallery wrote for one code block."""
-    shown, i = [], 0
+def _exception_line(traceback: str) -> str:
+    """``Type: message`` from the last line of a traceback, with the type unqualified (as notebooks record it).
+
+    >>> _exception_line("Traceback (most recent call last):\\n  ...\\ntorch.fx.proxy.TraceError: no")
+    'TraceError: no'
+    """
+    last = [line for line in traceback.splitlines() if line.strip()][-1].strip()
+    name, sep, message = last.partition(": ")
+    return name.rsplit(".", 1)[-1] + sep + message
+
+
+def _sg_output(body: list[str]) -> tuple[str, str | None]:
+    """Text of the script-out and image blocks sphinx-gallery wrote for one code block,
+    and ``Type: message`` when the block raised (sphinx-gallery shows a ``pytb`` block)."""
+    shown, raised, i = [], None, 0
     while i < len(body):
         line = body[i]
         if line.startswith(".. rst-class:: sphx-glr-script-out"):
             i += 1
-            while i < len(body) and not body[i].startswith(" .. code-block::"):
+            while i < len(body) and not body[i].lstrip().startswith(".. code-block::"):
                 i += 1
+            is_traceback = i < len(body) and body[i].strip() == ".. code-block:: pytb"
             i += 1
             block = []
             while i < len(body) and (body[i].startswith("    ") or not body[i].strip()):
                 block.append(body[i][4:])
                 i += 1
-            shown.append("\n".join(block))
+            if is_traceback:
+                raised = _exception_line("\n".join(block))
+            else:
+                shown.append("\n".join(block))
             continue
         if line.startswith((".. image-sg::", ".. image::")) and "sphx_glr" in line:
             shown.append("<figure>")
         elif line.startswith(".. raw:: html") and i + 2 < len(body) and "output_html" in body[i + 2]:
             shown.append("<html repr>")
         i += 1
-    return "\n".join(shown)
+    return "\n".join(shown), raised
 
 
 def gallery_snippets(script: Path, gallery_out: Path | None = None, root: Path = ROOT) -> list[Snippet]:
@@ -156,12 +172,14 @@ def gallery_snippets(script: Path, gallery_out: Path | None = None, root: Path =
         body = lines[n + 1 : end]
         if not any(line.startswith(".. code-block:: Python") for line in body):
             continue  # a text block
+        output, raised = _sg_output(body)
         snippets.append(
             Snippet(
                 source=str(script.relative_to(root)),
                 index=len(snippets) + 1,
                 line=int(mark.group(1)),
-                output=normalize(_sg_output(body)),
+                output=normalize(output),
+                raised=normalize(raised) if raised else None,
             )
         )
     return snippets
