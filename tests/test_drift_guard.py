@@ -307,7 +307,8 @@ def test_the_compatibility_page_shows_each_difference_and_the_versions_checked(t
     _, current = _report(tmp_path, monkeypatch)
     reports = compat.load_reports(tmp_path / "drift")
     page = compat.render_page(reports, current)
-    assert f"| {OTHER} |" in page and f"| `{SOURCE}` | 2 | cell 2 differ |" in page
+    assert f"| {OTHER} | {reports[0]['date']} | 1 | 1 (1 changed) | 0 | not run |" in page
+    assert f"| `{SOURCE}` | 2 | cell 2 differ |" in page
     assert f"#### {OTHER}: `{SOURCE}`, cell 2 (line 20)" in page and "+    return sum_2" in page
     assert compat.verified_sentence(reports, current) == (
         f"Verified on torch 2.13.0 (every output) and {OTHER} (1 of 2 outputs the same).")

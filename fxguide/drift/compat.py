@@ -117,6 +117,16 @@ def _snippet_list(kind: str, indices: list[int]) -> str:
     return f"{kind}{'s' if len(indices) > 1 else ''} " + ", ".join(str(i) for i in indices)
 
 
+def _headline(message: str) -> str:
+    """What a finding says, without the place the heading above it already names.
+
+    >>> _headline("docs/a.md, cell 3 (line 43), torch 2.15.0: output changed\\n--- expected")
+    'Output changed.'
+    """
+    verdict = message.splitlines()[0].split(": ", 1)[-1]
+    return verdict[:1].upper() + verdict[1:] + "."
+
+
 def render_page(reports: list[dict], current: dict[str, dict[int, snapshots.Expected]]) -> str:
     """The Markdown of the Compatibility page."""
     others = [r for r in reports if r["torch"] != REFERENCE_TORCH]
@@ -142,16 +152,16 @@ def render_page(reports: list[dict], current: dict[str, dict[int, snapshots.Expe
         "A snippet is *the same* when its normalized output is identical to the recorded one. "
         "*Not checked yet* counts outputs added or re-recorded after that release's report.",
         "",
-        "| torch | checked on | the same | changed | newly raising | no longer raising | not checked yet "
-        "| unit tests and doctests |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| torch | checked on | same | differ | not checked yet | unit tests and doctests |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
     for cov in covs:
-        by = {s: sum(1 for e in cov.differs if e["status"] == s) for s in
-              ("changed", "newly raising", "no longer raising")}
+        kinds = [(s, sum(1 for e in cov.differs if e["status"] == s)) for s in
+                 ("changed", "newly raising", "no longer raising", "not recorded", "no longer shown")]
+        differ = str(len(cov.differs)) + (" (" + ", ".join(f"{n} {s}" for s, n in kinds if n) + ")"
+                                          if cov.differs else "")
         tests = ", ".join(f"{n} {k}" for k, n in cov.tests.items()) or "not run"
-        lines.append(f"| {cov.torch} | {cov.date} | {len(cov.same)} | {by['changed']} | {by['newly raising']} "
-                     f"| {by['no longer raising']} | {len(cov.unchecked)} | {tests} |")
+        lines.append(f"| {cov.torch} | {cov.date} | {len(cov.same)} | {differ} | {len(cov.unchecked)} | {tests} |")
     lines += ["", "## Page by page", "",
               "| page or script | outputs | " + " | ".join(f"torch {c.torch}" for c in covs) + " |",
               "| --- | --- | " + " | ".join("---" for _ in covs) + " |"]
@@ -173,7 +183,7 @@ def render_page(reports: list[dict], current: dict[str, dict[int, snapshots.Expe
         for entry in cov.differs:
             kind = "cell" if entry["source"].endswith(".md") else "block"
             lines += [f"#### {cov.torch}: `{entry['source']}`, {kind} {entry['index']} (line {entry['line']})", "",
-                      entry["message"].splitlines()[0] + ".", ""]
+                      _headline(entry["message"]), ""]
             if entry.get("diff"):
                 lines += ["```diff", entry["diff"], "```", ""]
     return "\n".join(lines).rstrip("\n") + "\n"
