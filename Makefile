@@ -16,7 +16,7 @@ help:
 	@echo "make test             unit tests, doctests, docs build and output checks"
 	@echo "make serve            serve $(BUILDDIR)/html on http://127.0.0.1:$(PORT)"
 	@echo "make update-expected  re-record every expected output from the installed torch"
-	@echo "make drift TORCH=X    run all checks against torch X in a side environment"
+	@echo "make drift TORCH=X    run all checks against torch X in a side environment; writes drift/torch-X/"
 	@echo "make bench            measure build and test times (writes bench/results.md)"
 
 venv: $(STAMP)
@@ -60,4 +60,4 @@ lock:
 	rm -rf .venv-lock
 
 clean:
-	rm -rf $(BUILDDIR) docs/gallery docs/sg_execution_times.rst docs/api/generated .jupyter_cache
+	rm -rf $(BUILDDIR) docs/gallery docs/sg_execution_times.rst docs/api/generated docs/compatibility.md .jupyter_cache

@@ -15,7 +15,8 @@ TORCH = torch.__version__.split("+")[0]
 def _check(source: str, actual) -> None:
     drift = [f for f in compare(source, snapshots.load(source), actual, TORCH) if f.status != SAME]
     if drift:
-        pytest.fail("\n\n".join(f.message for f in drift), pytrace=False)
+        pytest.fail("\n\n".join(f.message for f in drift) + "\n\nIf torch's new output is right: "
+                    "`make update-expected`, then review `git diff tests/expected`.", pytrace=False)
 
 
 @pytest.mark.docs

@@ -19,6 +19,15 @@ from fxguide.drift.compare import SAME, compare
 from fxguide.drift.extract import ROOT, collect
 
 
+def build_problems(log: str) -> list[str]:
+    """The warning and error lines of a Sphinx log (what made a build fail).
+
+    >>> build_problems("reading sources...\\ndocs/a.md:12: WARNING: cell 2 raised ValueError: x\\ndone")
+    ['docs/a.md:12: WARNING: cell 2 raised ValueError: x']
+    """
+    return [line.strip() for line in log.splitlines() if "WARNING:" in line or "ERROR:" in line][:50]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m fxguide.drift", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -29,13 +38,19 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     version = torch.__version__.split("+")[0]
 
+    problems: list[str] = []
     if not args.no_build:
         print(f"building the docs with torch {version} into {args.build_dir} ...", flush=True)
         done = build_docs(args.build_dir)
         if done.returncode != 0:
             print(done.stdout[-20000:])
-            print(f"the docs build failed (exit {done.returncode}); nothing was compared", file=sys.stderr)
-            return 2
+            if args.command == "record" or not args.report:
+                print(f"the docs build failed (exit {done.returncode}); nothing was compared", file=sys.stderr)
+                return 2
+            # A drift report still compares what was built: on another torch a cell that
+            # starts raising fails the build, and that is exactly the drift to report.
+            problems = build_problems(done.stdout)
+            print(f"the docs build failed (exit {done.returncode}); comparing what it built", file=sys.stderr)
     found = collect(args.build_dir)
 
     if args.command == "record":
@@ -55,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f.message, end="\n\n")
     if args.report:
         from fxguide.drift.report import write_report
-        write_report(args.report, version, findings)
+        write_report(args.report, version, findings, build_problems=problems)
     print(f"{len(findings) - len(drift)} same, {len(drift)} drifted, torch {version}")
     return 1 if drift else 0
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
-from fxguide.drift.extract import Snippet
+from fxguide.drift.extract import ROOT, Snippet
 from fxguide.drift.snapshots import Expected, snapshot_path
 
 SAME = "same"
@@ -36,7 +36,8 @@ def compare(
     source: str, expected: dict[int, Expected] | None, actual: list[Snippet], torch_version: str
 ) -> list[Finding]:
     """One :class:`Finding` per snippet of ``source`` (shown or recorded)."""
-    snap = snapshot_path(source).relative_to(snapshot_path(source).parents[2])
+    path = snapshot_path(source)
+    snap = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
     if expected is None:
         return [
             Finding(source, 0, 0, NOT_RECORDED,
@@ -47,12 +48,12 @@ def compare(
     by_index = {s.index: s for s in actual}
     for s in actual:
         where = f"{s.where}, torch {torch_version}"
-        if s.expects_raise and s.raised is None:
+        exp = expected.get(s.index)
+        if s.expects_raise and s.raised is None and (exp is None or not exp.raises):
             findings.append(Finding(source, s.index, s.line, NO_LONGER_RAISING,
                                     message=f"{where}: tagged raises-exception but no longer raises on torch "
                                             f"{torch_version} — update the guide"))
             continue
-        exp = expected.get(s.index)
         shown = _shown(s)
         if exp is None:
             if shown:

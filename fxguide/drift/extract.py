@@ -77,20 +77,23 @@ def _text_of(output: dict) -> str:
     return ""
 
 
-def page_snippets(page: Path, build_dir: Path) -> list[Snippet]:
-    """The executed cells of one page, read from the build's notebook."""
-    page = Path(page)
-    docname = page.relative_to(DOCS).with_suffix("")
+def page_snippets(page: Path, build_dir: Path, root: Path = ROOT) -> list[Snippet]:
+    """The executed cells of one page, read from the build's notebook.
+
+    ``root`` is the repository (or throwaway site) the page belongs to.
+    """
+    page, root = Path(page), Path(root)
+    docname = page.relative_to(root / "docs").with_suffix("")
     notebook = Path(build_dir) / "jupyter_execute" / docname.with_suffix(".ipynb")
     if not notebook.is_file():
         raise FileNotFoundError(
-            f"{page.relative_to(ROOT)}: no executed notebook at {notebook}; build the docs first (make docs)"
+            f"{page.relative_to(root)}: no executed notebook at {notebook}; build the docs first (make docs)"
         )
     cells = [c for c in json.loads(notebook.read_text())["cells"] if c["cell_type"] == "code"]
     lines = cell_fence_lines(page)
     if len(lines) != len(cells):
         raise ValueError(
-            f"{page.relative_to(ROOT)}: found {len(lines)} code-cell fences but the executed "
+            f"{page.relative_to(root)}: found {len(lines)} code-cell fences but the executed "
             f"notebook has {len(cells)} code cells; is {notebook} stale?"
         )
     snippets = []
@@ -99,7 +102,7 @@ def page_snippets(page: Path, build_dir: Path) -> list[Snippet]:
         raised = f"{errors[0]['ename']}: {errors[0]['evalue']}" if errors else None
         snippets.append(
             Snippet(
-                source=str(page.relative_to(ROOT)),
+                source=str(page.relative_to(root)),
                 index=index,
                 line=line,
                 output=normalize("".join(_text_of(o) for o in cell["outputs"])),
@@ -110,37 +113,56 @@ def page_snippets(page: Path, build_dir: Path) -> list[Snippet]:
     return snippets
 
 
-def _sg_output(body: list[str]) -> str:
-    """Text of the script-out and image blocks sphinx-gallery wrote for one code block."""
-    shown, i = [], 0
+def _exception_line(traceback: str) -> str:
+    """``Type: message`` from the last line of a traceback, with the type unqualified (as notebooks record it).
+
+    >>> _exception_line("Traceback (most recent call last):\\n  ...\\ntorch.fx.proxy.TraceError: no")
+    'TraceError: no'
+    """
+    last = [line for line in traceback.splitlines() if line.strip()][-1].strip()
+    name, sep, message = last.partition(": ")
+    return name.rsplit(".", 1)[-1] + sep + message
+
+
+def _sg_output(body: list[str]) -> tuple[str, str | None]:
+    """Text of the script-out and image blocks sphinx-gallery wrote for one code block,
+    and ``Type: message`` when the block raised (sphinx-gallery shows a ``pytb`` block)."""
+    shown, raised, i = [], None, 0
     while i < len(body):
         line = body[i]
         if line.startswith(".. rst-class:: sphx-glr-script-out"):
             i += 1
-            while i < len(body) and not body[i].startswith(" .. code-block::"):
+            while i < len(body) and not body[i].lstrip().startswith(".. code-block::"):
                 i += 1
+            is_traceback = i < len(body) and body[i].strip() == ".. code-block:: pytb"
             i += 1
             block = []
             while i < len(body) and (body[i].startswith("    ") or not body[i].strip()):
                 block.append(body[i][4:])
                 i += 1
-            shown.append("\n".join(block))
+            if is_traceback:
+                raised = _exception_line("\n".join(block))
+            else:
+                shown.append("\n".join(block))
             continue
         if line.startswith((".. image-sg::", ".. image::")) and "sphx_glr" in line:
             shown.append("<figure>")
         elif line.startswith(".. raw:: html") and i + 2 < len(body) and "output_html" in body[i + 2]:
             shown.append("<html repr>")
         i += 1
-    return "\n".join(shown)
+    return "\n".join(shown), raised
 
 
-def gallery_snippets(script: Path, gallery_out: Path = GALLERY_OUT) -> list[Snippet]:
-    """The code blocks of one gallery script, read from sphinx-gallery's generated page."""
-    script = Path(script)
-    rst = Path(gallery_out) / script.with_suffix(".rst").name
+def gallery_snippets(script: Path, gallery_out: Path | None = None, root: Path = ROOT) -> list[Snippet]:
+    """The code blocks of one gallery script, read from sphinx-gallery's generated page.
+
+    ``gallery_out`` defaults to ``<root>/docs/gallery``, where the build writes it.
+    """
+    script, root = Path(script), Path(root)
+    rst = Path(gallery_out or root / "docs" / "gallery") / script.with_suffix(".rst").name
     if not rst.is_file():
         raise FileNotFoundError(
-            f"{script.relative_to(ROOT)}: no generated page at {rst}; build the docs first (make docs)"
+            f"{script.relative_to(root)}: no generated page at {rst}; build the docs first (make docs)"
         )
     lines = rst.read_text().splitlines()
     marks = [(n, m) for n, line in enumerate(lines) if (m := _SG_MARK.match(line))]
@@ -150,12 +172,14 @@ def gallery_snippets(script: Path, gallery_out: Path = GALLERY_OUT) -> list[Snip
         body = lines[n + 1 : end]
         if not any(line.startswith(".. code-block:: Python") for line in body):
             continue  # a text block
+        output, raised = _sg_output(body)
         snippets.append(
             Snippet(
-                source=str(script.relative_to(ROOT)),
+                source=str(script.relative_to(root)),
                 index=len(snippets) + 1,
                 line=int(mark.group(1)),
-                output=normalize(_sg_output(body)),
+                output=normalize(output),
+                raised=normalize(raised) if raised else None,
             )
         )
     return snippets

@@ -1,7 +1,8 @@
 """The one normalization layer every output check goes through.
 
 Only differences that carry no meaning are removed: memory addresses, the
-counter in ``<eval_with_key>.N``, temporary and installation paths, trailing
+counter in ``<eval_with_key>.N``, temporary and installation paths (and line
+numbers inside installed packages, e.g. where torch raised a warning), trailing
 whitespace, the blank lines around generated code, and timings (a timing line
 keeps its shape, not its number). Everything else is compared exactly; random
 values are made deterministic by seeding, never normalized away.
@@ -57,6 +58,10 @@ def normalize(text: str) -> str:
     for prefix, placeholder in _path_rules():
         text = text.replace(prefix, placeholder)
     text = re.sub(r"<tmp>/[^\s'\"]*", "<tmp>/…", text)
+    # where inside an installed package a warning or frame points: torch's own line
+    # numbers move with every release and mean nothing to the reader
+    text = re.sub(r"(<site-packages>/[^\s:'\"]+\.py):\d+", r"\1:<line>", text)
+    text = re.sub(r"(<site-packages>/[^\s:'\"]+\.py\", line )\d+", r"\1<line>", text)
     for pattern, replacement in _RULES:
         text = pattern.sub(replacement, text)
     lines = [line.rstrip() for line in text.splitlines()]

@@ -15,6 +15,7 @@ resulting ``git diff`` is the review of what changed.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,17 @@ class Expected:
     line: int
     output: str
     raises: bool
+
+
+def digest(output: str) -> str:
+    """A short fingerprint of one recorded output, so a report can tell which version of it it checked.
+
+    >>> digest("tensor([1.])")
+    '3790d2e15e05'
+    """
+    if not isinstance(output, str):
+        raise TypeError(f"digest: expected the recorded output as str, got {type(output).__name__}")
+    return hashlib.sha256(output.encode()).hexdigest()[:12]
 
 
 def snapshot_path(source: str) -> Path:

@@ -7,6 +7,10 @@ myst-nb reports a failed notebook by page; this names the cell, its line in the
     (tag the cell raises-exception if this error is the point of the example)
 
 Under ``-W`` the warning fails the build.
+
+It also writes the Compatibility page (``docs/compatibility.md``, generated,
+git-ignored) and the home page's ``{{ verified_on }}`` sentence from the
+committed drift reports (:mod:`fxguide.drift.compat`).
 """
 
 from __future__ import annotations
@@ -16,8 +20,10 @@ from pathlib import Path
 
 from docutils import nodes
 from sphinx.application import Sphinx
+from sphinx.config import Config
 from sphinx.util import logging
 
+from fxguide.drift import compat
 from fxguide.drift.extract import cell_fence_lines
 
 logger = logging.getLogger(__name__)
@@ -64,7 +70,50 @@ def reread_failed_pages(app: Sphinx, env, added: set, changed: set, removed: set
     )
 
 
+def write_compatibility(app: Sphinx, config: Config) -> None:
+    """Generate the Compatibility page and the "verified on" sentence before any page is read.
+
+    Only a site with a ``drift/`` folder beside its ``conf.py`` gets the page
+    (throwaway test sites have none).
+    """
+    root = Path(app.confdir)
+    current = compat.current_snapshots(root / "tests" / "expected")
+    reports = compat.load_reports(root / "drift")
+    config.myst_substitutions = {**config.myst_substitutions,
+                                 "verified_on": compat.verified_sentence(reports, current)}
+    if (root / "drift").is_dir():
+        compat.write_if_changed(Path(app.srcdir) / "compatibility.md", compat.render_page(reports, current))
+
+
+def keep_cached_outputs_in_executed_notebooks() -> None:
+    """Make myst-nb's ``jupyter_execute/<page>.ipynb`` hold the outputs also when they come from its cache.
+
+    The drift check reads those notebooks. On a cache hit, myst-nb 1.4 renders the
+    cached outputs but writes the notebook it parsed, without outputs, so a page
+    re-read without re-execution (its prose edited, say) would look as if every
+    cell had stopped printing. This copies the cached notebook (cells and
+    metadata) into the one myst-nb writes. Idempotent.
+    """
+    from myst_nb.core.execute.cache import NotebookClientCache
+
+    if getattr(NotebookClientCache.start_client, "fxguide_keeps_outputs", False):
+        return
+    start_client = NotebookClientCache.start_client
+
+    def start_client_keeping_outputs(self: NotebookClientCache) -> None:
+        parsed = self._notebook  # the object myst-nb writes to jupyter_execute after rendering
+        start_client(self)
+        if self._notebook is not parsed:  # a cache hit: outputs were merged into a copy
+            parsed.update(self._notebook)  # cells with outputs, and the kernel's language_info
+            self._notebook = parsed
+
+    start_client_keeping_outputs.fxguide_keeps_outputs = True  # type: ignore[attr-defined]
+    NotebookClientCache.start_client = start_client_keeping_outputs  # type: ignore[method-assign]
+
+
 def setup(app: Sphinx) -> dict:
+    keep_cached_outputs_in_executed_notebooks()
+    app.connect("config-inited", write_compatibility)
     app.connect("doctree-read", check_unexpected_errors)
     app.connect("env-get-outdated", reread_failed_pages)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

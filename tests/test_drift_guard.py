@@ -1,0 +1,450 @@
+"""The drift guard catches drift: fake drift is injected and each kind must be reported, with the right words.
+
+Most tests run small "cells" in-process with :func:`run_cell` (stdout captured,
+an exception recorded as ``Type: message``, exactly like the build's notebooks),
+record them as the reference, then patch torch to behave like another release
+and check what :func:`compare` says. One slow test does the same through a real
+throwaway docs build.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+import torch.fx as fx
+
+from fxguide.drift import compat, side_env, snapshots
+from fxguide.drift.build import build_docs
+from fxguide.drift.compare import (CHANGED, NEWLY_RAISING, NO_LONGER_RAISING, NO_LONGER_SHOWN, NOT_RECORDED,
+                                   SAME, compare)
+from fxguide.drift.extract import ROOT, Snippet, gallery_snippets, page_snippets
+from fxguide.drift.normalize import normalize
+from fxguide.drift.report import write_report
+
+SOURCE = "docs/limitations.md"
+OTHER = "9.9.9"  # the torch version the fake drift pretends to come from
+
+
+def run_cell(code: str, index: int, *, line: int | None = None, tagged_raises: bool = False,
+             source: str = SOURCE) -> Snippet:
+    """Execute ``code`` like a notebook cell and return what a reader would be shown."""
+    out, raised = io.StringIO(), None
+    with contextlib.redirect_stdout(out):
+        try:
+            exec(textwrap.dedent(code), {"torch": torch, "fx": fx})
+        except Exception as error:  # noqa: BLE001 - a cell may raise anything; that is what we record
+            raised = normalize(f"{type(error).__name__}: {error}")  # what ipykernel records
+    return Snippet(source, index, line or 10 * index, normalize(out.getvalue()), raised, tagged_raises)
+
+
+def record(snippets: list[Snippet], source: str = SOURCE) -> dict[int, snapshots.Expected]:
+    """Record ``snippets`` the way `make update-expected` does, and read the record back."""
+    return snapshots.loads(snapshots.dumps(source, snippets, "2.13.0"))
+
+
+def verdicts(expected, actual, source: str = SOURCE):
+    return {f.index: f for f in compare(source, expected, actual, OTHER)}
+
+
+GRAPH_CELL = """
+def f(x):
+    return torch.relu(x).sum(dim=1)
+print(fx.symbolic_trace(f).graph)
+"""
+
+LIMITATION_CELL = """
+def f(x):
+    if x.sum() > 0:
+        return x
+    return -x
+fx.symbolic_trace(f)
+"""
+
+
+# -- fake drift is caught ---------------------------------------------------------
+
+
+def test_a_changed_graph_printer_is_reported_as_changed_with_a_unified_diff(monkeypatch):
+    expected = record([run_cell(GRAPH_CELL, 1)])
+    # Another torch prints graphs without the num_users annotation.
+    original = fx.Graph.__str__
+    monkeypatch.setattr(fx.Graph, "__str__", lambda self: original(self).replace(" : [num_users=1] = ", " = "))
+    finding = verdicts(expected, [run_cell(GRAPH_CELL, 1)])[1]
+    assert finding.status == CHANGED
+    assert "-    %x : [num_users=1] = placeholder[target=x]" in finding.diff
+    assert "+    %x = placeholder[target=x]" in finding.diff
+    assert finding.message.startswith(f"{SOURCE}, cell 1 (line 10), torch {OTHER}: output changed\n")
+
+
+def test_a_renamed_node_is_reported_as_changed(monkeypatch):
+    expected = record([run_cell(GRAPH_CELL, 1)])
+    # Another torch names the sum node "sum_2" instead of "sum_1".
+    original = fx.symbolic_trace
+
+    def renaming_trace(root, *args, **kwargs):
+        gm = original(root, *args, **kwargs)
+        for node in gm.graph.nodes:
+            if node.name == "sum_1":
+                node._rename("sum_2")
+        return gm
+
+    monkeypatch.setattr(fx, "symbolic_trace", renaming_trace)
+    finding = verdicts(expected, [run_cell(GRAPH_CELL, 1)])[1]
+    assert finding.status == CHANGED
+    assert "-    return sum_1" in finding.diff and "+    return sum_2" in finding.diff
+
+
+def test_a_limitation_that_silently_stops_raising_says_update_the_guide(monkeypatch):
+    reference = run_cell(LIMITATION_CELL, 2, tagged_raises=True)
+    assert reference.raised is not None and reference.raised.startswith("TraceError: symbolically traced variables")
+    expected = record([reference])
+    assert expected[2].raises
+    # Another torch lets a traced value decide an `if` (as if the limitation were lifted).
+    monkeypatch.setattr(fx.Proxy, "__bool__", lambda self: True)
+    finding = verdicts(expected, [run_cell(LIMITATION_CELL, 2, tagged_raises=True)])[2]
+    assert finding.status == NO_LONGER_RAISING
+    assert f"no longer raises on torch {OTHER} — update the guide" in finding.message
+    assert finding.message.startswith(f"{SOURCE}, cell 2 (line 20), torch {OTHER}:")
+    assert "-TraceError: symbolically traced variables cannot be used as inputs to control flow" in finding.diff
+
+
+def test_a_cell_that_starts_raising_is_reported_as_newly_raising(monkeypatch):
+    expected = record([run_cell(GRAPH_CELL, 1)])
+
+    def refuse(*args, **kwargs):
+        raise NotImplementedError("symbolic_trace was removed")
+
+    monkeypatch.setattr(fx, "symbolic_trace", refuse)
+    finding = verdicts(expected, [run_cell(GRAPH_CELL, 1)])[1]
+    assert finding.status == NEWLY_RAISING
+    assert f"now raises NotImplementedError on torch {OTHER}" in finding.message
+    assert "+NotImplementedError: symbolic_trace was removed" in finding.diff
+
+
+def test_a_changed_error_message_is_reported_as_changed(monkeypatch):
+    expected = record([run_cell(LIMITATION_CELL, 1, tagged_raises=True)])
+
+    def reworded(self):
+        raise fx.proxy.TraceError("data-dependent control flow is not supported")
+
+    monkeypatch.setattr(fx.Proxy, "__bool__", reworded)
+    finding = verdicts(expected, [run_cell(LIMITATION_CELL, 1, tagged_raises=True)])[1]
+    assert finding.status == CHANGED
+    assert "+TraceError: data-dependent control flow is not supported" in finding.diff
+
+
+def test_only_normalized_differences_count_as_the_same():
+    # Each trace makes a new <eval_with_key>.N and a new function at a new address.
+    cell = "gm = fx.symbolic_trace(lambda x: x + 1)\nprint(gm.forward.__code__.co_filename, object())"
+    first, second = run_cell(cell, 1), run_cell(cell, 1)
+    assert "<eval_with_key>.N" in first.output and "0x<addr>" in first.output
+    assert verdicts(record([first]), [second])[1].status == SAME
+
+
+def test_a_new_cell_without_a_recording_and_a_vanished_cell_are_both_reported():
+    expected = record([run_cell("print('kept')", 1), run_cell("print('gone')", 3)])
+    found = verdicts(expected, [run_cell("print('kept')", 1), run_cell("print('new')", 2)])
+    assert found[1].status == SAME
+    assert found[2].status == NOT_RECORDED and "run `make update-expected`" in found[2].message
+    assert found[3].status == NO_LONGER_SHOWN and "cell 3 (line 30)" in found[3].message
+
+
+def test_a_page_without_any_recording_is_reported():
+    (finding,) = compare(SOURCE, None, [run_cell("print(1)", 1)], OTHER)
+    assert finding.status == NOT_RECORDED
+    assert "tests/expected/docs/limitations.md.txt is missing" in finding.message
+
+
+def test_a_gallery_block_is_named_as_a_block():
+    expected = record([run_cell("print(1)", 1, source="gallery/x.py")], "gallery/x.py")
+    finding = verdicts(expected, [run_cell("print(2)", 1, source="gallery/x.py")], "gallery/x.py")[1]
+    assert finding.message.startswith(f"gallery/x.py, block 1 (line 10), torch {OTHER}: output changed")
+    assert "--- expected (tests/expected/gallery/x.py.txt)" in finding.diff
+    assert f"+++ actual (torch {OTHER})" in finding.diff
+
+
+# -- normalize: each rule, and nothing more --------------------------------------------
+
+
+@pytest.mark.parametrize("raw, shown", [
+    ("<function f at 0x7f3a2b1c9d30>", "<function f at 0x<addr>>"),
+    ('File "<eval_with_key>.37", line 5', 'File "<eval_with_key>.N", line 5'),
+    ("took 1.73 ms", "took <time>"),
+    ("took 12.0µs and 0.5s", "took <time> and <time>"),
+    ("2.41x faster", "<ratio>x faster"),
+    ("line one   \nline two\t", "line one\nline two"),
+    ("\n\n\ndef forward(self, x):\n    return x\n\n\n", "def forward(self, x):\n    return x"),
+    (f"{ROOT}/fxguide/models.py", "<repo>/fxguide/models.py"),
+    (f"{torch.__file__}", "<site-packages>/torch/__init__.py"),
+])
+def test_normalize_removes_each_meaningless_difference(raw, shown):
+    assert normalize(raw) == shown
+
+
+def test_normalize_hides_line_numbers_inside_installed_packages():
+    # torch 2.13.0, 2.14.1 and 2.15.0 raise this warning from lines 997, 1015 and 1026.
+    site = str(Path(torch.__file__).parents[1])
+    for line in (997, 1015, 1026):
+        assert normalize(f"{site}/torch/fx/_symbolic_trace.py:{line}: UserWarning: Was not able") == \
+            "<site-packages>/torch/fx/_symbolic_trace.py:<line>: UserWarning: Was not able"
+        assert normalize(f'File "{site}/torch/fx/proxy.py", line {line}, in iter') == \
+            'File "<site-packages>/torch/fx/proxy.py", line <line>, in iter'
+    # the guide's own files keep their line numbers
+    assert normalize(f"{ROOT}/fxguide/models.py:12: UserWarning") == "<repo>/fxguide/models.py:12: UserWarning"
+
+
+def test_a_warning_torch_raises_from_another_line_is_the_same():
+    cell = """
+import warnings
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    fx.symbolic_trace(lambda x: x + 1, concrete_args={"x": torch.ones(2)})
+for w in caught:
+    print(f"{w.filename}:{w.lineno}: {w.category.__name__}: {w.message}")
+"""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(cell, {"torch": torch, "fx": fx})
+    raw = out.getvalue()
+    assert "_symbolic_trace.py:" in raw and "UserWarning" in raw
+    lineno = raw.split("_symbolic_trace.py:")[1].split(":")[0]
+    moved = raw.replace(f"_symbolic_trace.py:{lineno}:", f"_symbolic_trace.py:{int(lineno) + 18}:")
+    expected = record([Snippet(SOURCE, 1, 5, normalize(raw))])
+    assert verdicts(expected, [Snippet(SOURCE, 1, 5, normalize(moved))])[1].status == SAME
+    reworded = raw.replace("UserWarning", "FutureWarning")
+    assert verdicts(expected, [Snippet(SOURCE, 1, 5, normalize(reworded))])[1].status == CHANGED
+
+
+def test_normalize_hides_temporary_paths(tmp_path):
+    assert normalize(f"wrote {tmp_path}/graph.svg") == "wrote <tmp>/…"
+
+
+@pytest.mark.parametrize("text", [
+    "tensor([3.1253, 3.0184], grad_fn=<SumBackward1>)",  # values: seeded, never normalized
+    "%sum_1 : [num_users=1] = call_method[target=sum]",  # node names
+    "mask 0x1f",  # a short hex number is a value, not an address
+    "batch of 3 s",  # an integer count followed by a word that looks like a unit
+    "    indented line",  # leading whitespace is part of the output
+    "a\n\nb",  # blank lines inside the output are kept
+])
+def test_normalize_keeps_everything_else(text):
+    assert normalize(text) == text
+
+
+def test_a_difference_normalize_does_not_remove_is_caught():
+    expected = record([Snippet(SOURCE, 1, 5, normalize("tensor([3.1253, 3.0184])"))])
+    actual = [Snippet(SOURCE, 1, 5, normalize("tensor([3.1253, 3.0185])"))]
+    assert verdicts(expected, actual)[1].status == CHANGED
+
+
+def test_normalize_refuses_what_is_not_text():
+    with pytest.raises(TypeError, match="expected the output text as str"):
+        normalize(b"bytes")
+
+
+# -- snapshots: what is written is what is read -------------------------------------------
+
+
+def test_a_snapshot_round_trips():
+    shown = [
+        Snippet(SOURCE, 1, 12, "graph():\n    %x : [num_users=1] = placeholder[target=x]\n\n    return x"),
+        Snippet(SOURCE, 2, 20, ""),  # shows nothing: not recorded
+        Snippet(SOURCE, 3, 31, "", "TraceError: symbolically traced variables cannot be used", True),
+        Snippet(SOURCE, 4, 40, "printed first", "ValueError: then raised", True),
+    ]
+    text = snapshots.dumps(SOURCE, shown, "2.13.0")
+    back = snapshots.loads(text)
+    assert sorted(back) == [1, 3, 4]
+    assert back[1] == snapshots.Expected(1, 12, shown[0].output, False)
+    assert back[3] == snapshots.Expected(3, 31, "TraceError: symbolically traced variables cannot be used", True)
+    assert back[4].output == "printed first\nValueError: then raised" and back[4].raises
+    assert snapshots.dumps(SOURCE, shown, "2.13.0") == text  # writing is deterministic
+    assert all(f.status == SAME for f in compare(SOURCE, back, shown, "2.13.0"))
+
+
+def test_a_snapshot_with_text_before_its_first_header_is_refused():
+    with pytest.raises(ValueError, match="text before the first"):
+        snapshots.loads("stray line\n=== cell 1 (line 3) ===\nx\n")
+
+
+def test_snapshot_paths_must_name_a_page_or_script():
+    with pytest.raises(ValueError, match="must be a path like"):
+        snapshots.snapshot_path("/abs/page.md")
+
+
+# -- reports and the Compatibility page ---------------------------------------------------
+
+
+def _report(tmp_path: Path, monkeypatch) -> tuple[dict, dict]:
+    """A drift report of two snippets (one the same, one changed) against recorded snapshots in tmp_path."""
+    monkeypatch.setattr(snapshots, "EXPECTED", tmp_path / "expected")
+    shown = [run_cell("print('same')", 1), run_cell(GRAPH_CELL, 2)]
+    snapshots.write(SOURCE, shown, "2.13.0")
+    drifted = [shown[0], Snippet(SOURCE, 2, 20, shown[1].output.replace("sum_1", "sum_2"))]
+    findings = compare(SOURCE, snapshots.load(SOURCE), drifted, OTHER)
+    json_path, md_path = write_report(tmp_path / f"drift/torch-{OTHER}", OTHER, findings, ["a.md:3: WARNING: x"])
+    return json.loads(json_path.read_text()), compat.current_snapshots(tmp_path / "expected")
+
+
+def test_a_report_lists_every_snippet_with_its_status_and_diff(tmp_path, monkeypatch):
+    data, _ = _report(tmp_path, monkeypatch)
+    assert data["torch"] == OTHER and data["summary"] == {"changed": 1, "same": 1}
+    assert [(s["index"], s["status"]) for s in data["snippets"]] == [(1, SAME), (2, CHANGED)]
+    assert "+    return sum_2" in data["snippets"][1]["diff"]
+    assert data["build_problems"] == ["a.md:3: WARNING: x"]
+    md = (tmp_path / f"drift/torch-{OTHER}/report.md").read_text()
+    assert f"## {SOURCE}, snippet 2 (line 20): changed" in md and "```diff" in md
+
+
+def test_the_compatibility_page_shows_each_difference_and_the_versions_checked(tmp_path, monkeypatch):
+    _, current = _report(tmp_path, monkeypatch)
+    reports = compat.load_reports(tmp_path / "drift")
+    page = compat.render_page(reports, current)
+    assert f"| {OTHER} | {reports[0]['date']} | 1 | 1 (1 changed) | 0 | not run |" in page
+    assert f"| `{SOURCE}` | 2 | cell 2 differ |" in page
+    assert f"#### {OTHER}: `{SOURCE}`, cell 2 (line 20)" in page and "+    return sum_2" in page
+    assert compat.verified_sentence(reports, current) == (
+        f"Verified on torch 2.13.0 (every output) and {OTHER} (1 of 2 outputs the same).")
+
+
+def test_an_output_re_recorded_after_a_report_counts_as_not_checked(tmp_path, monkeypatch):
+    _, current = _report(tmp_path, monkeypatch)
+    snapshots.write(SOURCE, [run_cell("print('same, but edited')", 1), run_cell(GRAPH_CELL, 2)], "2.13.0")
+    current = compat.current_snapshots(tmp_path / "expected")
+    cov = compat.coverage(compat.load_reports(tmp_path / "drift")[0], current)
+    assert cov.unchecked == [(SOURCE, 1)] and cov.same == []
+    assert compat.verified_sentence(compat.load_reports(tmp_path / "drift"), current) == (
+        f"Verified on torch 2.13.0 (every output) and {OTHER} (0 of 2 outputs the same, 1 not checked yet).")
+
+
+def test_releases_where_every_output_is_the_same_are_simply_listed(tmp_path, monkeypatch):
+    _, current = _report(tmp_path, monkeypatch)
+    report = compat.load_reports(tmp_path / "drift")[0]
+    for entry in report["snippets"]:
+        entry["status"], entry["diff"] = SAME, ""
+    newer = dict(report, torch="10.0.0")
+    assert compat.verified_sentence([report, newer], current) == (
+        f"Every output shown here is verified on torch 2.13.0, {OTHER} and 10.0.0.")
+
+
+def test_the_committed_reports_are_well_formed():
+    statuses = {SAME, CHANGED, NEWLY_RAISING, NO_LONGER_RAISING, NOT_RECORDED, NO_LONGER_SHOWN}
+    for folder in sorted((ROOT / "drift").glob("torch-*")):
+        report = json.loads((folder / "report.json").read_text())
+        assert folder.name == f"torch-{side_env.check_version(report['torch'])}"
+        counts: dict[str, int] = {}
+        for entry in report["snippets"]:
+            assert entry["status"] in statuses, entry
+            assert bool(entry["diff"]) == (entry["status"] in {CHANGED, NEWLY_RAISING}) or entry["status"] in {
+                NO_LONGER_RAISING}, entry
+            counts[entry["status"]] = counts.get(entry["status"], 0) + 1
+        assert report["summary"] == dict(sorted(counts.items())), folder
+
+
+# -- the side environment -----------------------------------------------------------------
+
+
+def test_a_side_environment_pins_everything_but_torch():
+    text = (ROOT / "constraints.txt").read_text()
+    side = side_env.side_constraints(text, "2.14.1")
+    assert "torch==2.14.1" in side and "torch==2.13.0" not in side
+    assert [l for l in side.splitlines() if not l.startswith("torch==")] == \
+        [l for l in text.splitlines() if not l.startswith("torch==")]
+
+
+def test_a_side_environment_is_keyed_by_the_pins(tmp_path, monkeypatch):
+    for name in ("constraints.txt", "pyproject.toml"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    monkeypatch.setenv("FXGUIDE_CACHE", str(tmp_path / "cache"))
+    before = side_env.venv_dir("2.14.1", tmp_path)
+    assert before.parent == tmp_path / "cache" and before.name.startswith("venv-torch-2.14.1-")
+    (tmp_path / "constraints.txt").write_text((tmp_path / "constraints.txt").read_text() + "six==1.16.0\n")
+    assert side_env.venv_dir("2.14.1", tmp_path) != before
+
+
+def test_a_torch_version_must_be_a_full_release():
+    with pytest.raises(ValueError, match="must look like 2.14.1"):
+        side_env.venv_dir("latest")
+
+
+def test_junit_results_give_each_test_its_outcome(tmp_path):
+    junit = tmp_path / "junit.xml"
+    junit.write_text(
+        '<testsuites><testsuite name="pytest">'
+        '<testcase classname="tests.test_a" name="test_ok"/>'
+        '<testcase classname="tests.test_a" name="test_bad"><failure message="assert 1 == 2&#10;more">x</failure>'
+        '</testcase><testcase classname="fxguide.x" name="f"><skipped message="no"/></testcase>'
+        "</testsuite></testsuites>")
+    assert side_env.junit_results(junit) == [
+        {"test": "tests.test_a::test_ok", "outcome": "passed", "detail": ""},
+        {"test": "tests.test_a::test_bad", "outcome": "failed", "detail": "assert 1 == 2"},
+        {"test": "fxguide.x::f", "outcome": "skipped", "detail": "no"},
+    ]
+
+
+# -- the same, through a real (throwaway) docs build ---------------------------------------
+
+FAKE_TORCH = '''\
+"""Loaded at interpreter start-up (sphinx and every kernel): torch behaves like a drifted release."""
+import torch.fx as fx
+
+_str = fx.Graph.__str__
+fx.Graph.__str__ = lambda self: _str(self).replace(" : [num_users=1] = ", " = ")  # a new graph printer
+fx.Proxy.__bool__ = lambda self: True  # a limitation that silently stopped raising
+'''
+
+
+@pytest.mark.slow
+def test_a_drifted_torch_is_caught_through_a_real_docs_build(tmp_path, monkeypatch):
+    from test_guard_rails import GOOD_SCRIPT, PAGE_HEAD, make_site
+
+    cells = [("import torch\nimport torch.fx as fx", False), (GRAPH_CELL.strip(), False),
+             (LIMITATION_CELL.strip(), True)]
+    page = "".join(f"```{{code-cell}} python\n{':tags: [raises-exception]' + chr(10) if tagged else ''}{code}\n```\n\n"
+                   for code, tagged in cells)
+    script = GOOD_SCRIPT + "\n# %%\n# The graph.\n\nimport torch\nimport torch.fx as fx\n" + GRAPH_CELL
+    site = make_site(tmp_path, page, script=script)
+    (site / "sitecustomize.py").write_text(FAKE_TORCH)
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    monkeypatch.delenv("CI", raising=False)  # execute through myst-nb's cache, as `make test` does locally
+    done = build_docs(site / "_build", cwd=site)
+    assert done.returncode == 0, done.stdout[-5000:]
+
+    # What the reference torch (this process, unpatched) shows for the same cells.
+    reference = [run_cell(code, i, tagged_raises=tagged) for i, (code, tagged) in enumerate(cells, 1)]
+    assert reference[2].raised and reference[2].raised.startswith("TraceError:")
+    shown = page_snippets(site / "docs" / "page.md", site / "_build", root=site)
+    found = {f.index: f for f in compare("docs/page.md", record(reference, "docs/page.md"), shown, "9.9.9")}
+    assert found[2].status == CHANGED and "+    %x = placeholder[target=x]" in found[2].diff
+    fence = [n for n, line in enumerate((PAGE_HEAD + page).splitlines(), 1) if line.startswith("```{code-cell}")][1]
+    assert found[2].message.startswith(f"docs/page.md, cell 2 (line {fence}), torch 9.9.9: output changed\n")
+    assert found[3].status == NO_LONGER_RAISING
+    assert "no longer raises on torch 9.9.9 — update the guide" in found[3].message
+
+    # Edit the page's prose: it is read again, its outputs now come from the execution
+    # cache, and the check must still see every one of them.
+    (site / "docs" / "page.md").write_text((site / "docs" / "page.md").read_text() + "\nMore prose.\n")
+    again = build_docs(site / "_build", cwd=site)
+    assert again.returncode == 0 and "Using cached notebook" in again.stdout, again.stdout[-5000:]
+    assert page_snippets(site / "docs" / "page.md", site / "_build", root=site) == shown
+
+    blocks = gallery_snippets(site / "gallery" / "example.py", root=site)
+    expected_blocks = record([Snippet("gallery/example.py", 1, 8, "fine"),
+                              run_cell(GRAPH_CELL, 2, source="gallery/example.py")], "gallery/example.py")
+    found = {f.index: f for f in compare("gallery/example.py", expected_blocks, blocks, "9.9.9")}
+    assert found[1].status == SAME
+    assert found[2].status == CHANGED and "-    %x : [num_users=1] = placeholder[target=x]" in found[2].diff
+
+
+def test_a_tagged_cell_that_stops_raising_without_a_recording_still_says_update_the_guide():
+    (finding,) = compare(SOURCE, {}, [Snippet(SOURCE, 4, 40, "", None, True)], OTHER)
+    assert finding.status == NO_LONGER_RAISING
+    assert finding.message == (f"{SOURCE}, cell 4 (line 40), torch {OTHER}: tagged raises-exception but no longer "
+                               f"raises on torch {OTHER} — update the guide")
