@@ -59,6 +59,32 @@ def cell_fence_lines(page: Path) -> list[int]:
     return [n for n, line in enumerate(page.read_text().splitlines(), 1) if _CODE_CELL.match(line)]
 
 
+def _merge_streams(outputs: list[dict]) -> list[dict]:
+    """One stream output per stream name, holding all its text, in first-seen order.
+
+    myst-nb's ``nb_merge_streams`` merges a cell's printed chunks into the first
+    chunk *in place* and leaves the later chunks in the notebook it writes; how
+    the kernel chunks its output varies from run to run. Detect the merged first
+    chunk and drop the copies, or merge the chunks ourselves.
+    """
+    merged: list[dict] = []
+    streams: dict[str, list[str]] = {}
+    for output in outputs:
+        if output["output_type"] != "stream":
+            merged.append(output)
+        elif output["name"] in streams:
+            streams[output["name"]].append("".join(output["text"]))
+        else:
+            streams[output["name"]] = ["".join(output["text"])]
+            merged.append({"output_type": "stream", "name": output["name"], "text": ""})
+    for output in merged:
+        if output["output_type"] == "stream":
+            first, *rest = streams[output["name"]]
+            tail = "".join(t.rstrip() + "\n" for t in rest if t.rstrip())
+            output["text"] = first if rest and first.endswith(tail) else first + tail
+    return merged
+
+
 def _text_of(output: dict) -> str:
     kind = output["output_type"]
     if kind == "stream":
@@ -105,7 +131,7 @@ def page_snippets(page: Path, build_dir: Path, root: Path = ROOT) -> list[Snippe
                 source=str(page.relative_to(root)),
                 index=index,
                 line=line,
-                output=normalize("".join(_text_of(o) for o in cell["outputs"])),
+                output=normalize("".join(_text_of(o) for o in _merge_streams(cell["outputs"]))),
                 raised=normalize(raised) if raised else None,
                 expects_raise="raises-exception" in cell.get("metadata", {}).get("tags", []),
             )

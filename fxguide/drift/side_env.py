@@ -13,7 +13,7 @@
 3. runs the unit tests and doctests there with pytest, recording each result;
 4. writes ``drift/torch-<version>/report.json`` and ``report.md``.
 
-The reference torch (:data:`fxguide.drift.report.REFERENCE_TORCH`) uses the
+The reference torch (``fxguide.drift.report.REFERENCE_TORCH``) uses the
 reference environment itself. Exit status: 0 when the report was written,
 whatever drift it shows; 2 when the tooling could not produce one.
 """
