@@ -453,11 +453,12 @@ def test_normalize_drops_blank_lines_whose_placement_depends_on_kernel_chunking(
     assert normalize("a\n\nb\n") == normalize("a\nb") == "a\nb"
 
 
-def test_merged_stream_chunks_are_not_counted_twice():
+def test_stream_chunks_are_joined_exactly_as_streamed():
     from fxguide.drift.extract import _merge_streams
 
-    coalesced = [{"output_type": "stream", "name": "stdout", "text": "one\ntwo\n"},
-                 {"output_type": "stream", "name": "stdout", "text": "two\n"}]
-    chunked = [{"output_type": "stream", "name": "stdout", "text": "one\n"},
-               {"output_type": "stream", "name": "stdout", "text": "two\n"}]
-    assert _merge_streams(coalesced)[0]["text"] == _merge_streams(chunked)[0]["text"] == "one\ntwo\n"
+    chunked = [{"output_type": "stream", "name": "stdout", "text": "removed something:"},
+               {"output_type": "stream", "name": "stdout", "text": " True\n"},
+               {"output_type": "stream", "name": "stdout", "text": "done\n"}]
+    merged = _merge_streams(chunked)
+    assert len(merged) == 1 and merged[0]["text"] == "removed something: True\ndone\n"
+    assert chunked[0]["text"] == "removed something:", "the notebook itself must stay unchanged"

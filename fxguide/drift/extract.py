@@ -60,29 +60,13 @@ def cell_fence_lines(page: Path) -> list[int]:
 
 
 def _merge_streams(outputs: list[dict]) -> list[dict]:
-    """One stream output per stream name, holding all its text, in first-seen order.
+    """One stream output per stream name, its chunks joined as they were streamed.
 
-    myst-nb's ``nb_merge_streams`` merges a cell's printed chunks into the first
-    chunk *in place* and leaves the later chunks in the notebook it writes; how
-    the kernel chunks its output varies from run to run. Detect the merged first
-    chunk and drop the copies, or merge the chunks ourselves.
+    The same merge the build shows (:func:`fxguide.drift.sphinx_ext.merge_streams_exactly`).
     """
-    merged: list[dict] = []
-    streams: dict[str, list[str]] = {}
-    for output in outputs:
-        if output["output_type"] != "stream":
-            merged.append(output)
-        elif output["name"] in streams:
-            streams[output["name"]].append("".join(output["text"]))
-        else:
-            streams[output["name"]] = ["".join(output["text"])]
-            merged.append({"output_type": "stream", "name": output["name"], "text": ""})
-    for output in merged:
-        if output["output_type"] == "stream":
-            first, *rest = streams[output["name"]]
-            tail = "".join(t.rstrip() + "\n" for t in rest if t.rstrip())
-            output["text"] = first if rest and first.endswith(tail) else first + tail
-    return merged
+    from fxguide.drift.sphinx_ext import merge_streams_exactly
+
+    return merge_streams_exactly(outputs)
 
 
 def _text_of(output: dict) -> str:

@@ -111,7 +111,31 @@ def keep_cached_outputs_in_executed_notebooks() -> None:
     NotebookClientCache.start_client = start_client_keeping_outputs  # type: ignore[method-assign]
 
 
+def merge_streams_exactly(outputs: list) -> list:
+    """Join each stream's chunks into one output, text untouched, the notebook unchanged.
+
+    Replaces myst-nb's ``coalesce_streams``, which strips every chunk's trailing
+    whitespace and adds a newline (so ``print("a:", x)`` streamed as two chunks
+    shows as two lines), and which edits the notebook's first chunk in place.
+    """
+    merged, streams = [], {}
+    for output in outputs:
+        if output.get("output_type") != "stream":
+            merged.append(output)
+        elif output["name"] in streams:
+            streams[output["name"]]["text"] += "".join(output["text"])
+        else:
+            copy = type(output)(output)
+            copy["text"] = "".join(output["text"])
+            streams[output["name"]] = copy
+            merged.append(copy)
+    return merged
+
+
 def setup(app: Sphinx) -> dict:
+    import myst_nb.core.render
+
+    myst_nb.core.render.coalesce_streams = merge_streams_exactly
     keep_cached_outputs_in_executed_notebooks()
     app.connect("config-inited", write_compatibility)
     app.connect("doctree-read", check_unexpected_errors)
