@@ -49,7 +49,7 @@ drift: $(STAMP)
 	$(PY) -m fxguide.drift.side_env $(TORCH)
 
 bench: $(STAMP)
-	$(PY) -m bench
+	$(PY) -m bench $(BENCH_ARGS)
 
 lock:
 	rm -rf .venv-lock && $(PYTHON) -m venv .venv-lock
