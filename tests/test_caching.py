@@ -97,3 +97,42 @@ def test_cached_builds_reexecute_after_fxguide_or_page_edits(tmp_path):
     page = site / "docs" / "page.md"
     page.write_text(page.read_text().replace("print(VALUE)", "print(VALUE * 2)"))
     assert rebuild() == ("twotwo", "two"), "a change of the page must re-execute it"
+
+
+API_PAGE = """\
+# API
+
+```{eval-rst}
+.. torch-fx-api::
+```
+"""
+
+
+def rebuilt(site: Path) -> set[str]:
+    """Rebuild; the docnames the build read again (their pickled doctrees were rewritten)."""
+    doctrees = site / "_build" / "html" / ".doctrees"
+    before = {p: p.stat().st_mtime_ns for p in doctrees.rglob("*.doctree")}
+    done = build(site, force=False)
+    assert done.returncode == 0, done.stdout[-5000:]
+    return {p.relative_to(doctrees).with_suffix("").as_posix() for p in doctrees.rglob("*.doctree")
+            if p.stat().st_mtime_ns != before.get(p)}
+
+
+@pytest.mark.slow
+def test_the_api_page_is_reread_only_when_its_used_in_links_change(tmp_path):
+    site = make_site(tmp_path, "```{code-cell} python\nprint(1)\n```\n")
+    index = site / "docs" / "index.md"
+    index.write_text(index.read_text().replace("page\n", "page\napi\n"))
+    (site / "docs" / "api.md").write_text(API_PAGE)
+    script = site / "gallery" / "example.py"
+    assert build(site, force=False).returncode == 0
+
+    script.write_text(script.read_text() + "\n# a comment changes no link\n")
+    read = rebuilt(site)
+    assert "gallery/example" in read and "api" not in read, read
+
+    script.write_text(script.read_text() + "\nimport torch.fx\n\ntorch.fx.symbolic_trace(lambda x: x)\n")
+    assert "api" in rebuilt(site), "a new use of a torch.fx name must re-read the API page"
+    html = (site / "_build" / "html" / "api.html").read_text()
+    entry = html.split('id="torch.fx.symbolic_trace"', 1)[1].split('id="torch.fx.', 1)[0]
+    assert "gallery/example.html" in entry, "the API entry must link the example that now uses it"

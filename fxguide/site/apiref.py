@@ -12,8 +12,9 @@
     page is built, so a new module appears without editing the page), rendered
     by autodoc from its docstrings.
 
-Both pages are re-read whenever any page or gallery script changes, so the
-"used in" links follow the guide.
+The reference pages are re-read when the "used in" links would change (a page
+or script starts or stops using a name, or is added or removed), and only then:
+they are the slowest pages to read, and most edits leave the links alone.
 """
 
 from __future__ import annotations
@@ -193,8 +194,6 @@ def add_used_in(app: Sphinx, domain: str, objtype: str, content: addnodes.desc_c
     if not name.startswith("torch.fx.") or env.docname not in getattr(env, "fxguide_api_pages", ()):
         return
     examples = _usage(app).get(name, [])
-    for _, path in examples:
-        env.note_dependency(str(path))
     found = [doc for doc, _ in examples if doc in env.found_docs]
     content += nodes.rubric(text="Used in the guide")
     paragraph = nodes.paragraph(classes=["fxguide-used-in"])
@@ -211,12 +210,14 @@ def add_used_in(app: Sphinx, domain: str, objtype: str, content: addnodes.desc_c
 
 
 def reread_api_pages(app: Sphinx, env, added: set[str], changed: set[str], removed: set[str]) -> list[str]:
-    """When a page is added, changed or removed, the "used in" links may change: re-read."""
+    """Re-read the reference pages when their "used in" links would change, not otherwise."""
     global _USAGE
     _USAGE = None
-    if added or changed or removed:
-        return sorted(getattr(env, "fxguide_api_pages", set()) & env.found_docs)
-    return []
+    usage = {name: sorted({doc for doc, _ in uses}) for name, uses in _usage(app).items()}
+    if usage == getattr(env, "fxguide_usage", None) and not (added or removed):
+        return []
+    env.fxguide_usage = usage
+    return sorted(getattr(env, "fxguide_api_pages", set()) & env.found_docs)
 
 
 def _merge(app: Sphinx, env, docnames, other) -> None:
