@@ -16,9 +16,7 @@ sys.path.insert(0, str(ROOT))
 # Notebook kernels are child processes: they must import this checkout's fxguide too.
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
 
-from fxguide.drift.fingerprint import fingerprint, invalidate_stale_gallery  # noqa: E402
-
-import torch  # noqa: E402
+from fxguide.drift.fingerprint import fingerprint, invalidate_stale_gallery, torch_version  # noqa: E402
 
 # -- Project -------------------------------------------------------------------
 
@@ -26,7 +24,7 @@ project = "fxguide"
 author = "the fxguide authors"
 copyright = "2026, the fxguide authors"
 release = "0.1"
-TORCH_VERSION = torch.__version__.split("+")[0]
+TORCH_VERSION = torch_version().split("+")[0]  # from torch's metadata: conf.py does not import torch
 
 # -- Extensions ------------------------------------------------------------------
 

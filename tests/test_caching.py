@@ -6,11 +6,13 @@ import json
 import shutil
 from pathlib import Path
 
+from importlib import metadata
+
 import pytest
-import torch
 from throwaway import build, make_site
 
 from fxguide.drift.extract import ROOT
+from fxguide.drift import fingerprint as fingerprint_module
 from fxguide.drift.fingerprint import fingerprint, invalidate_stale_gallery
 
 
@@ -22,7 +24,8 @@ def repo_copy(tmp_path) -> Path:
 
 def test_fingerprint_changes_with_torch_version(repo_copy, monkeypatch):
     before = fingerprint(repo_copy)
-    monkeypatch.setattr(torch, "__version__", "9.9.9+cpu")
+    monkeypatch.setattr(fingerprint_module.metadata, "version",
+                        lambda name: "9.9.9+cpu" if name == "torch" else metadata.version(name))
     after = fingerprint(repo_copy)
     assert before != after and after.startswith("torch9_9_9-")
 

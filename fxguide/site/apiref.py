@@ -33,9 +33,9 @@ from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 from sphinx.util.nodes import nested_parse_with_titles
 
-import torch.fx as fx
-
-from fxguide.site.usage import CLASSES, public_members, uses_in_code
+# torch.fx and fxguide.site.usage (which reads torch.fx) are imported where they are
+# used, when a reference page is read: a rebuild that reads no such page never
+# imports torch (a second off every no-op rebuild).
 
 _CODE_CELL = re.compile(r"^(?P<fence>```+|:::+)\{code-cell\}[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.M | re.S)
 _CELL_OPTION = re.compile(r"^:[\w-]+:.*$")
@@ -60,6 +60,8 @@ def page_code(text: str) -> list[str]:
 
 def _examples(srcdir: Path, gallery_dirs: list[tuple[Path, str]]) -> dict[str, list[tuple[str, Path]]]:
     """docname -> sources for every executed page and gallery script, and the names each uses."""
+    from fxguide.site.usage import uses_in_code
+
     found: dict[str, list[tuple[str, Path]]] = {}
     sources: list[tuple[str, Path, list[str]]] = []
     for page in sorted(srcdir.rglob("*.md")):
@@ -111,6 +113,10 @@ class TorchFxApi(SphinxDirective):
     option_spec = {"also": directives.unchanged}
 
     def run(self) -> list[nodes.Node]:
+        import torch.fx as fx
+
+        from fxguide.site.usage import CLASSES, public_members
+
         _note_api_page(self)
         sections = []
         for name in fx.__all__:
@@ -213,6 +219,8 @@ def reread_api_pages(app: Sphinx, env, added: set[str], changed: set[str], remov
     """Re-read the reference pages when their "used in" links would change, not otherwise."""
     global _USAGE
     _USAGE = None
+    if not (added or changed or removed):
+        return []
     usage = {name: sorted({doc for doc, _ in uses}) for name, uses in _usage(app).items()}
     if usage == getattr(env, "fxguide_usage", None) and not (added or removed):
         return []
