@@ -7,8 +7,11 @@ change of torch (or of the fxguide package) re-executes everything.
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
@@ -36,6 +39,7 @@ extensions = [
     "sphinx.ext.napoleon",
     "fxguide.drift.sphinx_ext",  # names the file and line of a cell that raised unexpectedly
     "fxguide.drift.warm_kernels",  # page kernels forked from a process that imported torch once
+    "fxguide.drift.prerun",  # pages executed in parallel, while sphinx-gallery runs the examples
     "fxguide.site",  # sidebar, notebook downloads, the reference pages' directives
 ]
 
@@ -65,8 +69,15 @@ myst_enable_extensions = ["colon_fence", "deflist", "substitution"]
 myst_heading_anchors = 3
 myst_substitutions = {"torch_version": TORCH_VERSION}
 
-nb_execution_mode = "force" if FORCE_EXECUTE else "cache"
-nb_execution_cache_path = str(ROOT / ".jupyter_cache" / FINGERPRINT)
+# Always cache mode, so that fxguide.drift.prerun can execute the pages while the gallery
+# runs and hand the results over through the cache. A forced build (CI) gets a new, empty
+# cache of its own: it executes every page and leaves the local cache alone.
+nb_execution_mode = "cache"
+if FORCE_EXECUTE:
+    nb_execution_cache_path = tempfile.mkdtemp(prefix="fxguide-forced-")
+    atexit.register(shutil.rmtree, nb_execution_cache_path, ignore_errors=True)
+else:
+    nb_execution_cache_path = str(ROOT / ".jupyter_cache" / FINGERPRINT)
 nb_execution_raise_on_error = False  # reported as a warning, which -W turns into a failure
 nb_execution_show_tb = True  # ... and the log shows where
 nb_execution_timeout = 120
@@ -77,6 +88,9 @@ nb_ipywidgets_js: dict = {}  # the default loads require.js and widget managers 
 # process that imported torch once (fxguide/drift/warm_kernels.py): about 1.5 s less per
 # page. FXGUIDE_WARM_KERNELS=0 starts every kernel cold, as Jupyter does by default.
 fxguide_warm_kernels = os.environ.get("FXGUIDE_WARM_KERNELS", "1") != "0"
+# Pages that need executing run two at a time while sphinx-gallery runs the examples
+# (fxguide/drift/prerun.py). FXGUIDE_PRERUN=0 leaves execution to myst-nb, page by page.
+fxguide_prerun = os.environ.get("FXGUIDE_PRERUN", "1") != "0"
 
 # -- sphinx-gallery: the worked examples -----------------------------------------
 

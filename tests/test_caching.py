@@ -139,3 +139,19 @@ def test_the_api_page_is_reread_only_when_its_used_in_links_change(tmp_path):
     html = (site / "_build" / "html" / "api.html").read_text()
     entry = html.split('id="torch.fx.symbolic_trace"', 1)[1].split('id="torch.fx.', 1)[0]
     assert "gallery/example.html" in entry, "the API entry must link the example that now uses it"
+
+
+@pytest.mark.slow
+def test_pages_execute_before_sphinx_reads_them_and_forced_builds_keep_their_own_cache(tmp_path):
+    site = make_site(tmp_path, "```{code-cell} python\nprint('ran')\n```\n")
+    forced = build(site, force=True)
+    assert forced.returncode == 0, forced.stdout[-5000:]
+    assert "executing 1 page(s) while the gallery runs" in forced.stdout
+    assert "Executing notebook" not in forced.stdout, "myst-nb must find the page executed already"
+    assert "Using cached notebook" in forced.stdout
+    assert not (site / ".jupyter_cache").exists(), "a forced build must not fill the local cache"
+
+    local = build(site, force=False)
+    assert local.returncode == 0 and "executing 1 page(s)" in local.stdout, local.stdout[-5000:]
+    again = build(site, force=False)
+    assert again.returncode == 0 and "executing" not in again.stdout, "a cached page must not run again"

@@ -250,20 +250,24 @@ def launch(args: list[str]) -> int:
 # -- the Sphinx extension ------------------------------------------------------------
 
 
+def start_for(app) -> None:
+    """Start this build's kernel server, once (:mod:`fxguide.drift.prerun` may have already)."""
+    if getattr(app, "_fxguide_kernels", None) is None and app.config.fxguide_warm_kernels:
+        app._fxguide_kernels = start()
+
+
 def _start_if_pages_execute(app, env, docnames: list[str]) -> None:
     """Before Sphinx reads (and forks its parallel readers): a server, if a notebook page will run."""
-    if getattr(app, "_fxguide_kernels", None) or not app.config.fxguide_warm_kernels:
-        return
     if app.config.nb_execution_mode == "off":
         return
     if any(env.doc2path(name).suffix in {".md", ".ipynb"} for name in docnames):
-        app._fxguide_kernels = start()
+        start_for(app)
 
 
 def setup(app) -> dict:
     """``fxguide.drift.warm_kernels`` in ``conf.py``'s extensions; ``fxguide_warm_kernels = False`` turns it off."""
     app.add_config_value("fxguide_warm_kernels", True, "")
-    app.connect("env-before-read-docs", _start_if_pages_execute)
+    app.connect("env-before-read-docs", _start_if_pages_execute, priority=50)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 
 
