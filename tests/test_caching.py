@@ -155,3 +155,10 @@ def test_pages_execute_before_sphinx_reads_them_and_forced_builds_keep_their_own
     assert local.returncode == 0 and "executing 1 page(s)" in local.stdout, local.stdout[-5000:]
     again = build(site, force=False)
     assert again.returncode == 0 and "executing" not in again.stdout, "a cached page must not run again"
+
+
+def test_stale_pages_wants_the_sphinx_application():
+    from fxguide.drift.prerun import stale_pages
+
+    with pytest.raises(TypeError, match="expected the Sphinx application"):
+        stale_pages("docs")

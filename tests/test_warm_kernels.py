@@ -111,3 +111,10 @@ def alive(pid: int) -> bool:
 def test_start_rejects_an_environment_that_is_not_a_mapping():
     with pytest.raises(TypeError, match="env must be a mapping"):
         warm_kernels.start(["PATH=/bin"])
+
+
+def test_serve_and_launch_reject_what_they_cannot_use(tmp_path):
+    with pytest.raises(ValueError, match="new socket path in an existing folder"):
+        warm_kernels.serve(tmp_path / "missing" / "server.sock")
+    with pytest.raises(TypeError, match="list of strings"):
+        warm_kernels.launch("-f kernel.json")

@@ -29,6 +29,8 @@ logger = logging.getLogger(__name__)
 
 def stale_pages(app: Sphinx) -> list[tuple[Path, object]]:
     """(path, notebook) of each MyST-NB page under the source folder that the cache lacks."""
+    if not isinstance(app, Sphinx):
+        raise TypeError(f"stale_pages: expected the Sphinx application, got {type(app).__name__}")
     from jupyter_cache import get_cache
     from myst_nb.core.read import is_myst_markdown_notebook, read_myst_markdown_notebook
 
@@ -58,7 +60,7 @@ def _execute(app: Sphinx, path: Path, notebook):
                                allow_errors=app.config.nb_execution_allow_errors, meta_override=True)
 
 
-def start(app: Sphinx) -> None:
+def _start(app: Sphinx) -> None:
     """builder-inited, before sphinx-gallery: start executing every stale page."""
     app._fxguide_prerun = []
     if not app.config.fxguide_prerun or app.config.nb_execution_mode != "cache":
@@ -75,7 +77,7 @@ def start(app: Sphinx) -> None:
     logger.info("executing %d page(s) while the gallery runs", len(stale))
 
 
-def finish(app: Sphinx, env, docnames: list[str]) -> None:
+def _finish(app: Sphinx, env, docnames: list[str]) -> None:
     """env-before-read-docs: wait for the executions and cache each one that succeeded."""
     from jupyter_cache import get_cache
     from jupyter_cache.base import CacheBundleIn
@@ -96,6 +98,6 @@ def finish(app: Sphinx, env, docnames: list[str]) -> None:
 def setup(app: Sphinx) -> dict:
     """``fxguide.drift.prerun`` in ``conf.py``'s extensions; ``fxguide_prerun = False`` turns it off."""
     app.add_config_value("fxguide_prerun", True, "")
-    app.connect("builder-inited", start, priority=100)  # sphinx-gallery runs its examples at 500
-    app.connect("env-before-read-docs", finish, priority=100)
+    app.connect("builder-inited", _start, priority=100)  # sphinx-gallery runs its examples at 500
+    app.connect("env-before-read-docs", _finish, priority=100)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -136,6 +136,10 @@ def serve(path: Path) -> None:
     """Import the heavy modules, then fork one kernel per launcher until the parent goes away."""
     import importlib
 
+    path = Path(path)
+    if not path.parent.is_dir() or path.exists():
+        raise ValueError(f"serve: {path} must be a new socket path in an existing folder")
+
     parent = os.getppid()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(path))
@@ -209,7 +213,12 @@ def _cold(args: list[str]) -> None:
 
 
 def launch(args: list[str]) -> int:
-    """Be a kernel for Jupyter: a forked one if the server answers, a plain one otherwise."""
+    """Be a kernel for Jupyter: a forked one if the server answers, a plain one otherwise.
+
+    ``args`` are ipykernel's (``["-f", "<connection file>"]``), as a kernelspec passes them.
+    """
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise TypeError(f"launch: args must be a list of strings (ipykernel's arguments), got {args!r}")
     path = os.environ.get(SERVER_ENV)
     if not path:
         _cold(args)
