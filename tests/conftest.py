@@ -15,8 +15,8 @@ BUILD_DIR = Path(os.environ.get("FXGUIDE_BUILD_DIR", ROOT / "_build"))
 
 @pytest.fixture(scope="session")
 def built_site() -> Path:
-    """Build the whole site (CI re-executes everything) and return the build folder."""
-    done = build_docs(BUILD_DIR, force=os.environ.get("CI", "").lower() in {"1", "true", "yes"})
+    """Build the whole site the way ``make docs`` would here (CI re-executes everything)."""
+    done = build_docs(BUILD_DIR)
     if done.returncode != 0:
         pytest.fail(f"the docs build failed (exit {done.returncode}):\n{done.stdout[-15000:]}", pytrace=False)
     return BUILD_DIR
