@@ -412,8 +412,8 @@ def test_a_drifted_torch_is_caught_through_a_real_docs_build(tmp_path, monkeypat
     site = make_site(tmp_path, page, script=script)
     (site / "sitecustomize.py").write_text(FAKE_TORCH)
     monkeypatch.setenv("PYTHONPATH", str(site))
-    monkeypatch.delenv("CI", raising=False)  # execute through myst-nb's cache, as `make test` does locally
-    done = build_docs(site / "_build", cwd=site)
+    # Execute through myst-nb's cache, as `make test` does locally.
+    done = build_docs(site / "_build", cwd=site, force=False)
     assert done.returncode == 0, done.stdout[-5000:]
 
     # What the reference torch (this process, unpatched) shows for the same cells.
@@ -430,7 +430,7 @@ def test_a_drifted_torch_is_caught_through_a_real_docs_build(tmp_path, monkeypat
     # Edit the page's prose: it is read again, its outputs now come from the execution
     # cache, and the check must still see every one of them.
     (site / "docs" / "page.md").write_text((site / "docs" / "page.md").read_text() + "\nMore prose.\n")
-    again = build_docs(site / "_build", cwd=site)
+    again = build_docs(site / "_build", cwd=site, force=False)
     assert again.returncode == 0 and "Using cached notebook" in again.stdout, again.stdout[-5000:]
     assert page_snippets(site / "docs" / "page.md", site / "_build", root=site) == shown
 

@@ -25,7 +25,7 @@ def build_docs(out: Path = ROOT / "_build", *, force: bool | None = None, cwd: P
     Returns the finished process (stdout and stderr merged); callers decide what a
     non-zero exit means for them.
     """
-    if force not in (True, False, None):
+    if force is not None and not isinstance(force, bool):
         raise TypeError(f"force must be True, False or None, not {force!r}")
     env = dict(os.environ)
     if force:
