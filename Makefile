@@ -8,6 +8,8 @@ PORT     ?= 8000
 SPHINXOPTS ?= -j auto
 PY       := $(VENV)/bin/python
 STAMP    := $(VENV)/.installed
+# The reference torch: the one constraints.txt pins (and fxsite.drift.report.REFERENCE_TORCH reads).
+REFERENCE_TORCH := $(shell sed -n 's/^torch==//p' constraints.txt)
 
 .PHONY: help venv tools docs test serve update-expected drift bench lock clean
 
@@ -17,7 +19,7 @@ help:
 	@echo "make serve            serve $(BUILDDIR)/html on http://127.0.0.1:$(PORT)"
 	@echo "make update-expected  re-record every expected output from the installed torch"
 	@echo "make drift TORCH=X    run all checks against torch X in a side environment; writes drift/torch-X/"
-	@echo "make bench            measure build and test times (writes bench/results.md)"
+	@echo "make bench            measure build and test times (writes fxsite/bench/results.md)"
 
 venv: $(STAMP)
 
@@ -25,7 +27,7 @@ $(STAMP): constraints.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet -c constraints.txt setuptools
 	$(PY) -m pip install --quiet --no-build-isolation -c constraints.txt -e '.[docs,test]'
-	@$(PY) -c "import torch, sys; v = torch.__version__.split('+')[0]; sys.exit(0 if v == '2.13.0' else 'reference venv has torch ' + v + ', expected 2.13.0: rm -rf $(VENV) and retry')"
+	@$(PY) -c "import torch, sys; v = torch.__version__.split('+')[0]; sys.exit(0 if v == '$(REFERENCE_TORCH)' else 'reference venv has torch ' + v + ', expected $(REFERENCE_TORCH): rm -rf $(VENV) and retry')"
 	@touch $(STAMP)
 
 docs: $(STAMP) tools
@@ -39,24 +41,24 @@ test: $(STAMP) tools
 
 serve:
 	@test -f $(BUILDDIR)/html/index.html || { echo "no site yet: run 'make docs' first"; exit 1; }
-	$(PY) -m fxguide.site.serve $(BUILDDIR)/html --port $(PORT)
+	$(PY) -m fxsite.web.serve $(BUILDDIR)/html --port $(PORT)
 
 update-expected: $(STAMP)
-	$(PY) -m fxguide.drift record
+	$(PY) -m fxsite.drift record
 
 drift: $(STAMP)
 	@test -n "$(TORCH)" || { echo "usage: make drift TORCH=2.14.1"; exit 2; }
-	$(PY) -m fxguide.drift.side_env $(TORCH)
+	$(PY) -m fxsite.drift.side_env $(TORCH)
 
 bench: $(STAMP)
-	$(PY) -m bench $(BENCH_ARGS)
+	$(PY) -m fxsite.bench $(BENCH_ARGS)
 
 lock:
 	rm -rf .venv-lock && $(PYTHON) -m venv .venv-lock
-	.venv-lock/bin/pip install --quiet 'torch==2.13.0' setuptools -e '.[docs,test]'
-	{ head -2 constraints.txt; .venv-lock/bin/pip freeze --exclude-editable | grep -v '^torch==' ; \
+	.venv-lock/bin/pip install --quiet 'torch==$(REFERENCE_TORCH)' '$(shell grep '^torchvision==' constraints.txt)' setuptools -e '.[docs,test]'
+	{ head -2 constraints.txt; .venv-lock/bin/pip freeze --exclude-editable | grep -v '^torch==\|^torchvision==\|^setuptools==' ; \
 	  echo "setuptools==$$(.venv-lock/bin/python -c 'import setuptools; print(setuptools.__version__)')"; \
-	  echo 'torch==2.13.0'; } > constraints.new && mv constraints.new constraints.txt
+	  grep '^torch==\|^torchvision==' constraints.txt; } > constraints.new && mv constraints.new constraints.txt
 	rm -rf .venv-lock
 
 clean:

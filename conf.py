@@ -19,14 +19,16 @@ sys.path.insert(0, str(ROOT))
 # Notebook kernels are child processes: they must import this checkout's fxguide too.
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
 
-from fxguide.drift.fingerprint import fingerprint, invalidate_stale_gallery, torch_version  # noqa: E402
+from fxsite.sphinx.fingerprint import fingerprint, invalidate_stale_gallery, torch_version  # noqa: E402
 
 # -- Project -------------------------------------------------------------------
 
 project = "fxguide"
 author = "the fxguide authors"
 copyright = "2026, the fxguide authors"
-release = "0.1"
+import fxguide  # noqa: E402  (fxguide/__init__.py imports nothing: its version is the one source)
+
+release = fxguide.__version__
 TORCH_VERSION = torch_version().split("+")[0]  # from torch's metadata: conf.py does not import torch
 
 # -- Extensions ------------------------------------------------------------------
@@ -37,10 +39,10 @@ extensions = [
     "sphinx_copybutton",
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
-    "fxguide.drift.sphinx_ext",  # names the file and line of a cell that raised unexpectedly
-    "fxguide.drift.warm_kernels",  # page kernels forked from a process that imported torch once
-    "fxguide.drift.prerun",  # pages executed in parallel, while sphinx-gallery runs the examples
-    "fxguide.site",  # sidebar, notebook downloads, the reference pages' directives
+    "fxsite.sphinx.sphinx_ext",  # names the file and line of a cell that raised unexpectedly
+    "fxsite.sphinx.warm_kernels",  # page kernels forked from a process that imported torch once
+    "fxsite.sphinx.prerun",  # pages executed in parallel, while sphinx-gallery runs the examples
+    "fxsite.sphinx.site",  # sidebar, notebook downloads, the reference pages' directives
 ]
 
 exclude_patterns = [
@@ -69,7 +71,7 @@ myst_enable_extensions = ["colon_fence", "deflist", "substitution"]
 myst_heading_anchors = 3
 myst_substitutions = {"torch_version": TORCH_VERSION}
 
-# Always cache mode, so that fxguide.drift.prerun can execute the pages while the gallery
+# Always cache mode, so that fxsite.sphinx.prerun can execute the pages while the gallery
 # runs and hand the results over through the cache. A forced build (CI) gets a new, empty
 # cache of its own: it executes every page and leaves the local cache alone.
 nb_execution_mode = "cache"
@@ -85,11 +87,11 @@ nb_merge_streams = True
 nb_ipywidgets_js: dict = {}  # the default loads require.js and widget managers from CDNs
 
 # Each page still runs in a fresh kernel of its own, but the kernels are forked from one
-# process that imported torch once (fxguide/drift/warm_kernels.py): about 1.5 s less per
+# process that imported torch once (fxsite/sphinx/warm_kernels.py): about 1.5 s less per
 # page. FXGUIDE_WARM_KERNELS=0 starts every kernel cold, as Jupyter does by default.
 fxguide_warm_kernels = os.environ.get("FXGUIDE_WARM_KERNELS", "1") != "0"
 # Pages that need executing run two at a time while sphinx-gallery runs the examples
-# (fxguide/drift/prerun.py). FXGUIDE_PRERUN=0 leaves execution to myst-nb, page by page.
+# (fxsite/sphinx/prerun.py). FXGUIDE_PRERUN=0 leaves execution to myst-nb, page by page.
 fxguide_prerun = os.environ.get("FXGUIDE_PRERUN", "1") != "0"
 
 # -- sphinx-gallery: the worked examples -----------------------------------------
@@ -121,7 +123,7 @@ html_theme_options = {
     "show_prev_next": True,
     "secondary_sidebar_items": ["page-toc", "notebook-download", "sourcelink"],
     # The whole guide, section by section, sits in the left sidebar
-    # (templates/sidebar-guide.html in fxguide/site), so the header does not repeat it.
+    # (templates/sidebar-guide.html in fxsite/sphinx), so the header does not repeat it.
     "navbar_center": [],
     "show_toc_level": 2,
     "footer_start": ["copyright"],

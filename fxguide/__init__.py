@@ -3,17 +3,17 @@
 Small, readable pieces the guide's pages and gallery scripts import instead of
 pasting them:
 
-- models: :mod:`fxguide.models` (tutorial), :mod:`fxguide.zoo` (tracing
-  pages), :mod:`fxguide.gallery_models` (gallery), :mod:`fxguide.dynamic_models`
+- models: :mod:`fxguide.models` (tutorial), :mod:`fxguide.models` (tracing
+  pages), :mod:`fxguide.models` (gallery), :mod:`fxguide.models`
   (shape- and value-dependent code);
-- printing and pictures: :mod:`fxguide.display`, :mod:`fxguide.drawing`;
+- printing and pictures: :mod:`fxguide.display`, :mod:`fxguide.display.drawing`;
 - transforms: :mod:`fxguide.transforms` (op replacement, decomposition, shape
-  recording), :mod:`fxguide.fuse`, :mod:`fxguide.observers`,
-  :mod:`fxguide.profiling`, :mod:`fxguide.timing`;
-- tracing: :mod:`fxguide.limitations`, :mod:`fxguide.wrapping`,
-  :mod:`fxguide.tracers`, :mod:`fxguide.features`, :mod:`fxguide.concrete`,
-  :mod:`fxguide.tool_survey`;
-- the drift guard that checks every output the guide shows: :mod:`fxguide.drift`.
+  recording), :mod:`fxguide.transforms.fuse`, :mod:`fxguide.transforms.observers`,
+  :mod:`fxguide.transforms.profiling`, :mod:`fxguide.display.timing`;
+- tracing: :mod:`fxguide.tracing.limitations`, :mod:`fxguide.tracing.wrapping`,
+  :mod:`fxguide.tracing.tracers`, :mod:`fxguide.tracing.features`, :mod:`fxguide.tracing.concrete`,
+  :mod:`fxguide.tracing.tool_survey`;
+- the drift guard that checks every output the guide shows: :mod:`fxsite.drift`.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -5,7 +5,7 @@ Tracing a shape-dependent model with concrete values
 Real models look at their input: they convert grayscale images to three
 channels, or pool until the feature map is small enough. ``symbolic_trace``
 cannot follow such code, because its stand-in values have no shape to look
-at. ``fxguide.concrete.concrete_trace`` runs an example image through the
+at. ``fxguide.tracing.concrete.concrete_trace`` runs an example image through the
 model alongside the stand-ins, so every question gets an answer; the graph it
 returns holds the example's path and a guard for every answer, so an image
 that would take another path is refused instead of miscomputed. This example
@@ -29,7 +29,7 @@ import torch.fx as fx
 import torch.nn.functional as F
 from torch import nn
 
-from fxguide.concrete import GuardError, concrete_trace, decisions, show_decisions
+from fxguide.tracing.concrete import GuardError, concrete_trace, decisions, show_decisions
 from fxguide.display import show_code
 from fxguide.models import seeded
 

@@ -25,7 +25,7 @@ import torch.fx as fx
 from torch import nn
 
 from fxguide.display import show_code
-from fxguide.drawing import draw, plot_graphs
+from fxguide.display.drawing import draw, plot_graphs
 from fxguide.models import seeded
 
 

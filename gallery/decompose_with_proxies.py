@@ -25,7 +25,7 @@ import torch.fx as fx
 import torch.nn.functional as F
 
 from fxguide.display import show_code
-from fxguide.drawing import draw, plot_graphs
+from fxguide.display.drawing import draw, plot_graphs
 
 
 def model(x, y):

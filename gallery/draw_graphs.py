@@ -4,7 +4,7 @@ Draw an FX graph, before and after a transform
 
 A printed graph is exact but long; a picture shows its shape at a glance:
 where it branches, where a residual connection rejoins, what a transform
-removed. :mod:`fxguide.drawing` writes a graph as Graphviz DOT (one box per
+removed. :mod:`fxguide.display.drawing` writes a graph as Graphviz DOT (one box per
 node, coloured by opcode, one arrow per use) and lets ``dot`` lay it out. This
 example draws a residual block, then the same block after conv/batch-norm
 fusion.
@@ -14,16 +14,16 @@ fusion.
 # A picture and its text form
 # ---------------------------
 #
-# :func:`fxguide.drawing.draw` returns a ``GraphPicture``. Its text form lists
+# :func:`fxguide.display.drawing.draw` returns a ``GraphPicture``. Its text form lists
 # the graph's edges in graph order: that is what a notebook shows when it
 # cannot show the picture, and what the guide's output checks compare.
 
 import matplotlib.pyplot as plt
 import torch.fx as fx
 
-from fxguide.drawing import draw, plot_graphs, to_dot
-from fxguide.fuse import fuse_conv_bn
-from fxguide.gallery_models import ResidualBlock
+from fxguide.display.drawing import draw, plot_graphs, to_dot
+from fxguide.transforms.fuse import fuse_conv_bn
+from fxguide.models import ResidualBlock
 from fxguide.models import seeded
 
 block = seeded(ResidualBlock, 8).eval()
@@ -54,7 +54,7 @@ plt.show()
 # Before and after fusion
 # -----------------------
 #
-# :func:`fxguide.fuse.fuse_conv_bn` folds each batch norm into the
+# :func:`fxguide.transforms.fuse.fuse_conv_bn` folds each batch norm into the
 # convolution before it. Side by side, the two green ``BatchNorm2d`` boxes are
 # gone and nothing else moved.
 

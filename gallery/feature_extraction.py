@@ -5,7 +5,7 @@ Feature extraction from a small CNN
 Perceptual losses, detection heads and layer visualizations all need the
 activations of a few intermediate layers. With FX the model itself can be
 rewritten so that those activations *are* its outputs, and everything after
-them is cut away. This example uses :mod:`fxguide.features` on a two-stage
+them is cut away. This example uses :mod:`fxguide.tracing.features` on a two-stage
 CNN: list the available names, extract two stages, check them against forward
 hooks, look at the feature maps, and see how train and eval mode differ.
 """
@@ -22,9 +22,9 @@ import matplotlib.pyplot as plt
 import torch
 
 from fxguide.display import show_code
-from fxguide.features import extract_features, feature_names, mode_differences
+from fxguide.tracing.features import extract_features, feature_names, mode_differences
 from fxguide.models import seeded
-from fxguide.zoo import SmallCNN
+from fxguide.models import SmallCNN
 
 model = seeded(SmallCNN).eval()
 print(feature_names(model))

@@ -6,7 +6,7 @@ In eval mode a batch norm only scales and shifts each channel by fixed amounts,
 so the convolution in front of it can absorb that scale and shift into its own
 weights and bias. The fused model computes the same numbers with one pass over
 the activations fewer per convolution. This example runs our fuser
-(:func:`fxguide.fuse.fuse_conv_bn`, about forty lines) on a small ResNet-style
+(:func:`fxguide.transforms.fuse.fuse_conv_bn`, about forty lines) on a small ResNet-style
 model, checks the outputs, compares it with torch's
 ``torch.fx.experimental.optimization.fuse``, and measures the speedup.
 """
@@ -15,7 +15,7 @@ model, checks the outputs, compares it with torch's
 # The model and its graph
 # -----------------------
 #
-# :class:`fxguide.gallery_models.SmallResNet` has five convolutions, each
+# :class:`fxguide.models.SmallResNet` has five convolutions, each
 # followed by a batch norm. Fusion only makes sense in eval mode, where the
 # batch norm uses its stored running statistics.
 
@@ -24,10 +24,10 @@ import torch
 import torch.fx as fx
 from torch.fx.experimental.optimization import fuse as torch_fuse
 
-from fxguide.fuse import fuse_conv_bn
-from fxguide.gallery_models import SmallResNet
+from fxguide.transforms.fuse import fuse_conv_bn
+from fxguide.models import SmallResNet
 from fxguide.models import seeded
-from fxguide.timing import compare
+from fxguide.display.timing import compare
 
 torch.set_num_threads(1)  # one thread: timings on a shared 2-core machine stay comparable
 model = seeded(SmallResNet, channels=16, blocks=2).eval()
@@ -74,7 +74,7 @@ print("fused stem bias shape:", tuple(ours.stem.bias.shape))
 # Measure the speedup
 # -------------------
 #
-# :func:`fxguide.timing.compare` runs the original and the fused model
+# :func:`fxguide.display.timing.compare` runs the original and the fused model
 # alternately, so both see the same load, and reports the median of the
 # per-pair ratios with its spread (a ratio above 1 means the fused model was
 # faster). The numbers vary from run to run, and the recorded output replaces

@@ -23,7 +23,7 @@ import torch
 import torch.fx as fx
 
 from fxguide.display import show_code
-from fxguide.drawing import draw, plot_graphs
+from fxguide.display.drawing import draw, plot_graphs
 
 
 def f(x):

@@ -9,14 +9,14 @@ example inserts an observer after chosen nodes, calibrates on a few batches,
 then swaps every observer for a fake-quantization step that rounds values to
 the 256-level grid, so the float model shows the error quantization would add.
 (torch's FX graph-mode quantization API in ``torch.ao`` is deprecated; the
-mechanism fits in :mod:`fxguide.observers`.)
+mechanism fits in :mod:`fxguide.transforms.observers`.)
 """
 
 # %%
 # Choose where to observe
 # -----------------------
 #
-# :func:`fxguide.observers.insert_observers` takes a condition on nodes. Here:
+# :func:`fxguide.transforms.observers.insert_observers` takes a condition on nodes. Here:
 # the output of every linear layer and every ReLU.
 
 import matplotlib.pyplot as plt
@@ -24,9 +24,9 @@ import torch
 from torch import nn
 
 from fxguide.display import show_code
-from fxguide.gallery_models import SmallMLP
+from fxguide.models import SmallMLP
 from fxguide.models import seeded
-from fxguide.observers import calibrate, convert_to_fake_quant, insert_observers, observers
+from fxguide.transforms.observers import calibrate, convert_to_fake_quant, insert_observers, observers
 
 model = seeded(SmallMLP).eval()
 

@@ -5,7 +5,7 @@ Profile a model node by node
 Where does a forward pass spend its time? ``torch.fx.Interpreter`` runs a
 traced graph one node at a time through ``run_node``, so overriding that one
 method is enough to put a stopwatch around every node. This example uses the
-small profiler in :mod:`fxguide.profiling` (a dozen lines on top of
+small profiler in :mod:`fxguide.transforms.profiling` (a dozen lines on top of
 ``Interpreter``) on a ResNet-style model, prints a table in graph order and
 draws where the time goes.
 """
@@ -14,7 +14,7 @@ draws where the time goes.
 # The profiler
 # ------------
 #
-# :class:`fxguide.profiling.NodeProfiler` subclasses ``Interpreter`` and only
+# :class:`fxguide.transforms.profiling.NodeProfiler` subclasses ``Interpreter`` and only
 # overrides ``run_node``: read the clock, let the base class run the node,
 # read the clock again. Because it runs the same graph, its result must equal
 # the model's.
@@ -25,9 +25,9 @@ import matplotlib.pyplot as plt
 import torch
 import torch.fx as fx
 
-from fxguide.gallery_models import SmallResNet
+from fxguide.models import SmallResNet
 from fxguide.models import seeded
-from fxguide.profiling import NodeProfiler, format_profile, profile_nodes
+from fxguide.transforms.profiling import NodeProfiler, format_profile, profile_nodes
 
 print(inspect.getsource(NodeProfiler.run_node))
 
@@ -44,7 +44,7 @@ print("the profiled run computes what the model computes")
 # A table in graph order
 # ----------------------
 #
-# :func:`fxguide.profiling.profile_nodes` runs the graph several times and
+# :func:`fxguide.transforms.profiling.profile_nodes` runs the graph several times and
 # keeps each node's median. The table keeps graph order, so its rows do not
 # move when two nodes trade places between runs.
 

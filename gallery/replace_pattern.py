@@ -24,7 +24,7 @@ import torch.nn.functional as F
 from torch.fx.subgraph_rewriter import replace_pattern, replace_pattern_with_filters
 
 from fxguide.display import show_code
-from fxguide.drawing import draw, plot_graphs
+from fxguide.display.drawing import draw, plot_graphs
 
 
 def model(x):

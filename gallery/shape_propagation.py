@@ -23,8 +23,8 @@ import torch
 import torch.fx as fx
 from torch.fx.passes.shape_prop import ShapeProp
 
-from fxguide.drawing import draw
-from fxguide.gallery_models import SmallResNet
+from fxguide.display.drawing import draw
+from fxguide.models import SmallResNet
 from fxguide.models import seeded
 
 model = seeded(SmallResNet, channels=8, blocks=1).eval()
@@ -60,7 +60,7 @@ print(annotated(gm))
 # The same, as a picture
 # ----------------------
 #
-# :func:`fxguide.drawing.draw` adds each node's shape under its name once
+# :func:`fxguide.display.drawing.draw` adds each node's shape under its name once
 # ``ShapeProp`` has run.
 
 draw(gm, title="SmallResNet, input 2×3×16×16").show()

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from fxguide.drift.build import build_docs
-from fxguide.drift.extract import ROOT
+from fxsite.drift.build import build_docs
+from fxsite.drift.extract import ROOT
 
 BUILD_DIR = Path(os.environ.get("FXGUIDE_BUILD_DIR", ROOT / "_build"))
 

@@ -11,14 +11,15 @@ from importlib import metadata
 import pytest
 from throwaway import build, make_site
 
-from fxguide.drift.extract import ROOT
-from fxguide.drift import fingerprint as fingerprint_module
-from fxguide.drift.fingerprint import fingerprint, invalidate_stale_gallery
+from fxsite.drift.extract import ROOT
+from fxsite.sphinx import fingerprint as fingerprint_module
+from fxsite.sphinx.fingerprint import fingerprint, invalidate_stale_gallery
 
 
 @pytest.fixture
 def repo_copy(tmp_path) -> Path:
-    shutil.copytree(ROOT / "fxguide", tmp_path / "fxguide", ignore=shutil.ignore_patterns("__pycache__"))
+    for folder in fingerprint_module.SOURCES:
+        shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__"))
     return tmp_path
 
 
@@ -32,9 +33,46 @@ def test_fingerprint_changes_with_torch_version(repo_copy, monkeypatch):
 
 def test_fingerprint_changes_with_any_fxguide_source(repo_copy):
     before = fingerprint(repo_copy)
-    module = repo_copy / "fxguide" / "models.py"
+    module = repo_copy / "fxguide" / "models" / "basics.py"
     module.write_text(module.read_text() + "\n# an edit\n")
     assert fingerprint(repo_copy) != before
+
+
+class _FakeDist:
+    def __init__(self, name: str, version: str) -> None:
+        self.metadata, self.version = {"Name": name}, version
+
+
+@pytest.mark.parametrize("change", ["upgrade", "install", "remove"])
+def test_fingerprint_changes_with_any_installed_distribution(repo_copy, monkeypatch, change):
+    real = list(metadata.distributions())
+    monkeypatch.setattr(fingerprint_module.metadata, "distributions",
+                        lambda: real + [_FakeDist("tabulate-like", "1.0")])
+    before = fingerprint(repo_copy)
+    changed = {
+        "upgrade": real + [_FakeDist("tabulate-like", "1.1")],
+        "install": real + [_FakeDist("tabulate-like", "1.0"), _FakeDist("another", "0.1")],
+        "remove": real,
+    }[change]
+    monkeypatch.setattr(fingerprint_module.metadata, "distributions", lambda: changed)
+    assert fingerprint(repo_copy) != before
+
+
+def test_fingerprint_changes_with_the_python_version(repo_copy, monkeypatch):
+    before = fingerprint(repo_copy)
+    monkeypatch.setattr(fingerprint_module.sys, "version_info", (3, 99, 0, "final", 0))
+    assert fingerprint(repo_copy) != before
+
+
+def test_fingerprint_changes_with_a_sphinx_extension(repo_copy):
+    before = fingerprint(repo_copy)
+    module = repo_copy / "fxsite" / "sphinx" / "sphinx_ext.py"
+    module.write_text(module.read_text() + "\n# an edit\n")
+    assert fingerprint(repo_copy) != before
+
+
+def test_fingerprint_is_stable_when_nothing_changes(repo_copy):
+    assert fingerprint(repo_copy) == fingerprint(repo_copy)
 
 
 def test_fingerprint_rejects_a_folder_without_fxguide(tmp_path):
@@ -158,7 +196,7 @@ def test_pages_execute_before_sphinx_reads_them_and_forced_builds_keep_their_own
 
 
 def test_stale_pages_wants_the_sphinx_application():
-    from fxguide.drift.prerun import stale_pages
+    from fxsite.sphinx.prerun import stale_pages
 
     with pytest.raises(TypeError, match="expected the Sphinx application"):
         stale_pages("docs")

@@ -10,8 +10,8 @@ import torch
 import torch.fx as fx
 from torch import nn
 
-from fxguide.concrete import Decision, Guard, GuardedPaths, GuardError, concrete_trace, decisions, show_decisions
-from fxguide.dynamic_models import cases
+from fxguide.tracing.concrete import Decision, Guard, GuardedPaths, GuardError, concrete_trace, decisions, show_decisions
+from fxguide.models import cases
 from fxguide.models import TinyMLP, seeded
 
 CASES = cases()
@@ -33,14 +33,14 @@ def test_guard_fires_on_an_input_that_takes_another_path(case):
     assert error.decision == decision
     assert error.traced == decision.value != error.new
     message = str(error)
-    assert message.startswith(f"guard_0: the {decision.kind} at dynamic_models.py:{decision.lineno} (`{decision.code}`)")
+    assert message.startswith(f"guard_0: the {decision.kind} at dynamic.py:{decision.lineno} (`{decision.code}`)")
     assert f"was {decision.value!r} when traced and is {error.new!r} for this input" in message
 
 
 def test_guard_message_names_the_decision_and_both_values():
     case = next(c for c in CASES if c.name == "shape branch")
     gm = concrete_trace(case.model, (case.traced_input,))
-    with pytest.raises(GuardError, match=r"guard_0: the branch at dynamic_models\.py:\d+ "
+    with pytest.raises(GuardError, match=r"guard_0: the branch at dynamic\.py:\d+ "
                                          r"\(`if x\.shape\[1\] > 3:`\) was True when traced and is False"):
         gm(case.other_input)
 
@@ -161,7 +161,7 @@ def test_guards_survive_dead_code_elimination_and_deepcopy():
 def test_show_decisions_prints_one_line_per_decision(capsys):
     case = next(c for c in CASES if c.name == "loop over rows")
     show_decisions(concrete_trace(case.model, (case.traced_input,)))
-    assert capsys.readouterr().out == f"guard_0  loop  dynamic_models.py:{decisions(concrete_trace(case.model, (case.traced_input,)))[0].lineno}  for i in range(x.shape[0]):  -> 3\n"
+    assert capsys.readouterr().out == f"guard_0  loop  dynamic.py:{decisions(concrete_trace(case.model, (case.traced_input,)))[0].lineno}  for i in range(x.shape[0]):  -> 3\n"
     show_decisions(concrete_trace(lambda x: x + 1, (torch.ones(1),)))
     assert capsys.readouterr().out == "(no decisions)\n"
 

@@ -1,4 +1,4 @@
-"""fxguide.drawing: graph pictures rendered by dot, with a deterministic text form."""
+"""fxguide.display.drawing: graph pictures rendered by dot, with a deterministic text form."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import torch  # noqa: E402
 import torch.fx as fx  # noqa: E402
 from torch.fx.passes.shape_prop import ShapeProp  # noqa: E402
 
-from fxguide import drawing  # noqa: E402
-from fxguide.drawing import GraphvizNotFound, draw, edges, plot_graphs, to_dot  # noqa: E402
-from fxguide.gallery_models import ResidualBlock  # noqa: E402
+from fxguide.display import drawing  # noqa: E402
+from fxguide.display.drawing import GraphvizNotFound, draw, edges, plot_graphs, to_dot  # noqa: E402
+from fxguide.models import ResidualBlock  # noqa: E402
 from fxguide.models import seeded  # noqa: E402
 
 

@@ -20,13 +20,13 @@ import pytest
 import torch
 import torch.fx as fx
 
-from fxguide.drift import compat, side_env, snapshots
-from fxguide.drift.build import build_docs
-from fxguide.drift.compare import (CHANGED, NEWLY_RAISING, NO_LONGER_RAISING, NO_LONGER_SHOWN, NOT_RECORDED,
+from fxsite.drift import compat, side_env, snapshots
+from fxsite.drift.build import build_docs
+from fxsite.drift.compare import (CHANGED, NEWLY_RAISING, NO_LONGER_RAISING, NO_LONGER_SHOWN, NOT_RECORDED,
                                    SAME, compare)
-from fxguide.drift.extract import ROOT, Snippet, gallery_snippets, page_snippets
-from fxguide.drift.normalize import normalize
-from fxguide.drift.report import write_report
+from fxsite.drift.extract import ROOT, Snippet, gallery_snippets, page_snippets
+from fxsite.drift.normalize import normalize
+from fxsite.drift.report import REFERENCE_TORCH, write_report
 
 SOURCE = "docs/limitations.md"
 OTHER = "9.9.9"  # the torch version the fake drift pretends to come from
@@ -46,7 +46,7 @@ def run_cell(code: str, index: int, *, line: int | None = None, tagged_raises: b
 
 def record(snippets: list[Snippet], source: str = SOURCE) -> dict[int, snapshots.Expected]:
     """Record ``snippets`` the way `make update-expected` does, and read the record back."""
-    return snapshots.loads(snapshots.dumps(source, snippets, "2.13.0"))
+    return snapshots.loads(snapshots.dumps(source, snippets, REFERENCE_TORCH))
 
 
 def verdicts(expected, actual, source: str = SOURCE):
@@ -258,14 +258,14 @@ def test_a_snapshot_round_trips():
         Snippet(SOURCE, 3, 31, "", "TraceError: symbolically traced variables cannot be used", True),
         Snippet(SOURCE, 4, 40, "printed first", "ValueError: then raised", True),
     ]
-    text = snapshots.dumps(SOURCE, shown, "2.13.0")
+    text = snapshots.dumps(SOURCE, shown, REFERENCE_TORCH)
     back = snapshots.loads(text)
     assert sorted(back) == [1, 3, 4]
     assert back[1] == snapshots.Expected(1, 12, shown[0].output, False)
     assert back[3] == snapshots.Expected(3, 31, "TraceError: symbolically traced variables cannot be used", True)
     assert back[4].output == "printed first\nValueError: then raised" and back[4].raises
-    assert snapshots.dumps(SOURCE, shown, "2.13.0") == text  # writing is deterministic
-    assert all(f.status == SAME for f in compare(SOURCE, back, shown, "2.13.0"))
+    assert snapshots.dumps(SOURCE, shown, REFERENCE_TORCH) == text  # writing is deterministic
+    assert all(f.status == SAME for f in compare(SOURCE, back, shown, REFERENCE_TORCH))
 
 
 def test_a_snapshot_with_text_before_its_first_header_is_refused():
@@ -285,7 +285,7 @@ def _report(tmp_path: Path, monkeypatch) -> tuple[dict, dict]:
     """A drift report of two snippets (one the same, one changed) against recorded snapshots in tmp_path."""
     monkeypatch.setattr(snapshots, "EXPECTED", tmp_path / "expected")
     shown = [run_cell("print('same')", 1), run_cell(GRAPH_CELL, 2)]
-    snapshots.write(SOURCE, shown, "2.13.0")
+    snapshots.write(SOURCE, shown, REFERENCE_TORCH)
     drifted = [shown[0], Snippet(SOURCE, 2, 20, shown[1].output.replace("sum_1", "sum_2"))]
     findings = compare(SOURCE, snapshots.load(SOURCE), drifted, OTHER)
     json_path, md_path = write_report(tmp_path / f"drift/torch-{OTHER}", OTHER, findings, ["a.md:3: WARNING: x"])
@@ -310,17 +310,17 @@ def test_the_compatibility_page_shows_each_difference_and_the_versions_checked(t
     assert f"| `{SOURCE}` | 2 | cell 2 differ |" in page
     assert f"#### {OTHER}: `{SOURCE}`, cell 2 (line 20)" in page and "+    return sum_2" in page
     assert compat.verified_sentence(reports, current) == (
-        f"Verified on torch 2.13.0 (every output) and {OTHER} (1 of 2 outputs the same).")
+        f"Verified on torch {REFERENCE_TORCH} (every output) and {OTHER} (1 of 2 outputs the same).")
 
 
 def test_an_output_re_recorded_after_a_report_counts_as_not_checked(tmp_path, monkeypatch):
     _, current = _report(tmp_path, monkeypatch)
-    snapshots.write(SOURCE, [run_cell("print('same, but edited')", 1), run_cell(GRAPH_CELL, 2)], "2.13.0")
+    snapshots.write(SOURCE, [run_cell("print('same, but edited')", 1), run_cell(GRAPH_CELL, 2)], REFERENCE_TORCH)
     current = compat.current_snapshots(tmp_path / "expected")
     cov = compat.coverage(compat.load_reports(tmp_path / "drift")[0], current)
     assert cov.unchecked == [(SOURCE, 1)] and cov.same == []
     assert compat.verified_sentence(compat.load_reports(tmp_path / "drift"), current) == (
-        f"Verified on torch 2.13.0 (every output) and {OTHER} (0 of 2 outputs the same, 1 not checked yet).")
+        f"Verified on torch {REFERENCE_TORCH} (every output) and {OTHER} (0 of 2 outputs the same, 1 not checked yet).")
 
 
 def test_releases_where_every_output_is_the_same_are_simply_listed(tmp_path, monkeypatch):
@@ -330,7 +330,7 @@ def test_releases_where_every_output_is_the_same_are_simply_listed(tmp_path, mon
         entry["status"], entry["diff"] = SAME, ""
     newer = dict(report, torch="10.0.0")
     assert compat.verified_sentence([report, newer], current) == (
-        f"Every output shown here is verified on torch 2.13.0, {OTHER} and 10.0.0.")
+        f"Every output shown here is verified on torch {REFERENCE_TORCH}, {OTHER} and 10.0.0.")
 
 
 def test_the_committed_reports_are_well_formed():
@@ -352,8 +352,8 @@ def test_the_committed_reports_are_well_formed():
 
 def test_a_side_environment_pins_everything_but_torch():
     text = (ROOT / "constraints.txt").read_text()
-    side = side_env.side_constraints(text, "2.14.1")
-    assert "torch==2.14.1" in side and "torch==2.13.0" not in side
+    side = side_env.side_constraints(text, "2.15.0")
+    assert "torch==2.15.0" in side and f"torch=={REFERENCE_TORCH}" not in side
     assert [l for l in side.splitlines() if not l.startswith("torch==")] == \
         [l for l in text.splitlines() if not l.startswith("torch==")]
 
@@ -454,11 +454,11 @@ def test_normalize_drops_blank_lines_whose_placement_depends_on_kernel_chunking(
 
 
 def test_stream_chunks_are_joined_exactly_as_streamed():
-    from fxguide.drift.extract import _merge_streams
+    from fxsite.drift.extract import merge_streams_exactly
 
     chunked = [{"output_type": "stream", "name": "stdout", "text": "removed something:"},
                {"output_type": "stream", "name": "stdout", "text": " True\n"},
                {"output_type": "stream", "name": "stdout", "text": "done\n"}]
-    merged = _merge_streams(chunked)
+    merged = merge_streams_exactly(chunked)
     assert len(merged) == 1 and merged[0]["text"] == "removed something: True\ndone\n"
     assert chunked[0]["text"] == "removed something:", "the notebook itself must stay unchanged"

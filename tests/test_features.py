@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from fxguide.features import extract_features, feature_names, mode_differences
+from fxguide.tracing.features import extract_features, feature_names, mode_differences
 from fxguide.models import seeded
-from fxguide.zoo import SmallCNN, TwoStageMLP
+from fxguide.models import SmallCNN, TwoStageMLP
 
 X = torch.randn(2, 1, 8, 8, generator=torch.Generator().manual_seed(0))
 

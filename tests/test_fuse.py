@@ -1,4 +1,4 @@
-"""fxguide.fuse: conv/batch-norm folding keeps eval-mode outputs and removes every batch norm."""
+"""fxguide.transforms.fuse: conv/batch-norm folding keeps eval-mode outputs and removes every batch norm."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import torch
 import torch.fx as fx
 from torch import nn
 
-from fxguide.fuse import fold_bn_into_conv, fuse_conv_bn
-from fxguide.gallery_models import SmallResNet
+from fxguide.transforms.fuse import fold_bn_into_conv, fuse_conv_bn
+from fxguide.models import SmallResNet
 from fxguide.models import seeded
 
 

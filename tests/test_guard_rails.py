@@ -51,7 +51,7 @@ def test_a_failing_gallery_script_fails_the_build_naming_file_and_line(tmp_path)
     assert "example.py" in done.stdout and f"line {line}" in done.stdout, done.stdout[-3000:]
     assert "RuntimeError: broken on purpose" in done.stdout
     # The drift check reads the failure as the block's exception (on another torch: "newly raising").
-    from fxguide.drift.extract import gallery_snippets
+    from fxsite.drift.extract import gallery_snippets
 
     blocks = gallery_snippets(site / "gallery" / "example.py", root=site)
     assert [(b.output, b.raised) for b in blocks] == [("fine", None), ("", "RuntimeError: broken on purpose")]

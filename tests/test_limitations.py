@@ -6,8 +6,8 @@ import pytest
 import torch
 import torch.fx as fx
 
-from fxguide import limitations
-from fxguide.limitations import LIMITATIONS, get, still_needed_rows
+from fxguide.tracing import limitations
+from fxguide.tracing.limitations import LIMITATIONS, get, still_needed_rows
 
 NAMES = sorted(LIMITATIONS)
 

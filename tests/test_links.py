@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from fxguide.site.links import check_site
+from fxsite.web.links import check_site
 
 
 def _site(tmp_path: Path, pages: dict[str, str]) -> Path:
@@ -50,7 +50,7 @@ def test_sphinx_gallerys_timing_table_keeps_its_rows_and_loses_its_cdn_scripts(t
     from sphinx_gallery.gen_gallery import write_computation_times
     from sphinx_gallery.gen_rst import ExampleCost
 
-    from fxguide.site.offline import drop_remote_html
+    from fxsite.sphinx.offline import drop_remote_html
 
     script = tmp_path / "example.py"
     script.write_text("print(1)\n")

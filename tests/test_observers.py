@@ -1,4 +1,4 @@
-"""fxguide.observers: observers see each chosen activation; fake quantization rounds to the observed grid."""
+"""fxguide.transforms.observers: observers see each chosen activation; fake quantization rounds to the observed grid."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import pytest
 import torch
 from torch import nn
 
-from fxguide.gallery_models import SmallMLP
+from fxguide.models import SmallMLP
 from fxguide.models import seeded
-from fxguide.observers import (FakeQuantize, MinMaxObserver, calibrate, convert_to_fake_quant,
+from fxguide.transforms.observers import (FakeQuantize, MinMaxObserver, calibrate, convert_to_fake_quant,
                                insert_observers, observers)
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from fxguide.drift import snapshots
-from fxguide.drift.compare import SAME, compare
-from fxguide.drift.extract import ROOT, gallery_snippets, gallery_sources, page_snippets, page_sources
+from fxsite.drift import snapshots
+from fxsite.drift.compare import SAME, compare
+from fxsite.drift.extract import ROOT, gallery_snippets, gallery_sources, page_snippets, page_sources
 
 TORCH = torch.__version__.split("+")[0]
 
@@ -20,9 +20,9 @@ def _check(source: str, actual) -> None:
 
 
 @pytest.mark.docs
-@pytest.mark.parametrize("page", page_sources(), ids=lambda p: str(p.relative_to(ROOT)))
-def test_page_outputs_match_expected(built_site, page):
-    _check(str(page.relative_to(ROOT)), page_snippets(page, built_site))
+@pytest.mark.parametrize("doc", page_sources(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_page_outputs_match_expected(built_site, doc):
+    _check(str(doc.relative_to(ROOT)), page_snippets(doc, built_site))
 
 
 @pytest.mark.docs

@@ -1,4 +1,4 @@
-"""fxguide.profiling: one median time per node, in graph order, from an Interpreter run."""
+"""fxguide.transforms.profiling: one median time per node, in graph order, from an Interpreter run."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import pytest
 import torch
 import torch.fx as fx
 
-from fxguide.drift.normalize import normalize
-from fxguide.gallery_models import SmallMLP
+from fxsite.drift.normalize import normalize
+from fxguide.models import SmallMLP
 from fxguide.models import seeded
-from fxguide.profiling import NodeProfiler, NodeTime, format_profile, profile_nodes
+from fxguide.transforms.profiling import NodeProfiler, NodeTime, format_profile, profile_nodes
 
 
 def test_profiler_result_equals_the_model_and_every_node_is_timed_once_per_run():

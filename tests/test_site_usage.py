@@ -7,8 +7,8 @@ import textwrap
 import pytest
 import torch.fx as fx
 
-from fxguide.site.apiref import page_code
-from fxguide.site.usage import documented_names, public_members, uses_in_code
+from fxsite.sphinx.apiref import page_code
+from fxsite.sphinx.usage import documented_names, public_members, uses_in_code
 
 
 def uses(code: str) -> set[str]:

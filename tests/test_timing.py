@@ -1,4 +1,4 @@
-"""fxguide.timing: medians and spreads from repeated runs, printed in the drift guard's form."""
+"""fxguide.display.timing: medians and spreads from repeated runs, printed in the drift guard's form."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import itertools
 
 import pytest
 
-from fxguide.drift.normalize import normalize
-from fxguide.timing import Speedup, Timing, compare, format_ratio, format_time, measure
+from fxsite.drift.normalize import normalize
+from fxguide.display.timing import Speedup, Timing, compare, format_ratio, format_time, measure
 
 
 def fake_clock(durations):

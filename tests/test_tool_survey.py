@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from fxguide.concrete import GuardError
-from fxguide.dynamic_models import cases
-from fxguide.tool_survey import TOOLS, MarkdownTable, Outcome, survey, survey_all, survey_table
+from fxguide.tracing.concrete import GuardError
+from fxguide.models import cases
+from fxguide.tracing.tool_survey import TOOLS, MarkdownTable, Outcome, survey, survey_all, survey_table
 
 CASES = {case.name: case for case in cases()}
 
@@ -78,7 +78,7 @@ def test_table_has_one_row_per_model_and_one_column_per_tool():
     ("call", "error", "match"),
     [
         (lambda: survey("jit", CASES["data branch"]), ValueError, "unknown tool 'jit'"),
-        (lambda: survey("make_fx", "data branch"), TypeError, "expected a fxguide.dynamic_models.Case"),
+        (lambda: survey("make_fx", "data branch"), TypeError, "expected a fxguide.models.Case"),
         (lambda: survey_all("make_fx", []), ValueError, "at least one Case"),
         (lambda: survey_table([]), TypeError, "non-empty list of Outcome"),
     ],

@@ -8,10 +8,10 @@ import pytest
 import torch
 from torch import nn
 
-from fxguide.limitations import ClampIfLarge, WithUntraceableBlock
+from fxguide.tracing.limitations import ClampIfLarge, WithUntraceableBlock
 from fxguide.models import seeded
-from fxguide.tracers import LeafTracer, ModulePathTracer, TaggingTracer, trace
-from fxguide.zoo import TwoStageMLP
+from fxguide.tracing.tracers import LeafTracer, ModulePathTracer, TaggingTracer, trace
+from fxguide.models import TwoStageMLP
 
 
 def test_leaf_types_keep_a_module_opaque_and_the_result_matches_eager():

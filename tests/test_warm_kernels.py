@@ -1,4 +1,4 @@
-"""Warm kernels (fxguide/drift/warm_kernels.py): fresh kernels for every page, minus the imports."""
+"""Warm kernels (fxsite/sphinx/warm_kernels.py): fresh kernels for every page, minus the imports."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import time
 import pytest
 from jupyter_client.manager import start_new_kernel
 
-from fxguide.drift import warm_kernels
+from fxsite.sphinx import warm_kernels
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROBE = "import os, sys; print(os.getpid(), os.getcwd(), 'torch' in sys.modules, os.environ.get('PROBE'))"
@@ -72,7 +72,7 @@ def test_killing_the_launcher_kills_its_kernel(server_env):
     from jupyter_client.connect import write_connection_file
 
     write_connection_file(str(connection))
-    launcher = subprocess.Popen([sys.executable, "-m", "fxguide.drift.warm_kernels", "-f", str(connection)],
+    launcher = subprocess.Popen([sys.executable, "-m", "fxsite.sphinx.warm_kernels", "-f", str(connection)],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(os.environ))
     try:
         deadline = time.monotonic() + 30

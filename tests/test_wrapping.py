@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.fx as fx
 
-from fxguide import wrapping
+from fxguide.tracing import wrapping
 
 
 def _targets(gm):
@@ -29,7 +29,7 @@ def test_decorated_helper_is_recorded_when_called_through_its_module():
 
 
 def test_a_copy_imported_by_name_is_not_patched():
-    from fxguide.wrapping import as_int
+    from fxguide.tracing.wrapping import as_int
 
     with pytest.raises(TypeError, match="not 'Proxy'"):
         fx.symbolic_trace(lambda x: x.reshape(-1, as_int(x.shape[1] / 2), 2))

@@ -6,8 +6,8 @@ import shutil
 import textwrap
 from pathlib import Path
 
-from fxguide.drift.build import build_docs
-from fxguide.drift.extract import ROOT
+from fxsite.drift.build import build_docs
+from fxsite.drift.extract import ROOT
 
 INDEX = """\
 # Throwaway site
@@ -46,8 +46,10 @@ def make_site(tmp_path: Path, page_cells: str, script: str = GOOD_SCRIPT) -> Pat
     site = tmp_path / "site"
     (site / "docs").mkdir(parents=True)
     (site / "gallery").mkdir()
-    shutil.copy(ROOT / "conf.py", site / "conf.py")
-    shutil.copytree(ROOT / "fxguide", site / "fxguide", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("conf.py", "constraints.txt", "pyproject.toml"):
+        shutil.copy(ROOT / name, site / name)
+    for package in ("fxguide", "fxsite"):
+        shutil.copytree(ROOT / package, site / package, ignore=shutil.ignore_patterns("__pycache__"))
     (site / "docs" / "index.md").write_text(INDEX)
     (site / "docs" / "page.md").write_text(PAGE_HEAD + textwrap.dedent(page_cells))
     (site / "gallery" / "README.rst").write_text("Gallery\n=======\n")

@@ -1,7 +1,7 @@
 """The built site served on localhost and a headless Chromium to read it.
 
-The server is the one ``make serve`` runs (:mod:`fxguide.site.serve`), on
-127.0.0.1 and a free port. Chromium is Debian's (:mod:`fxguide.site.chromium`,
+The server is the one ``make serve`` runs (:mod:`fxsite.web.serve`), on
+127.0.0.1 and a free port. Chromium is Debian's (:mod:`fxsite.web.chromium`,
 installed by ``.ci/ensure-tools``), driven through Playwright's Python API; every request it
 makes to another host is refused and recorded, so a page that needs the network
 fails the tests instead of loading slowly.
@@ -15,8 +15,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from fxguide.site import chromium
-from fxguide.site.serve import HOST, serving
+from fxsite.web import chromium
+from fxsite.web.serve import HOST, serving
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 

@@ -14,7 +14,7 @@ from urllib.parse import urldefrag, urlencode, urljoin, urlsplit
 
 import pytest
 
-from fxguide.site.links import UNLINKED
+from fxsite.web.links import UNLINKED
 
 pytestmark = [pytest.mark.docs, pytest.mark.browser]
 

@@ -1,0 +1,244 @@
+"""Run one capture tool on one dynamic model and say what it did: the survey behind a table.
+
+The "Beyond symbolic tracing" page takes each model of
+:mod:`fxguide.models` through five tools (``TOOLS``). For each
+pair, :func:`survey` captures the model on its traced input, then calls the
+result on an input that takes another path and compares with eager mode. The
+verdict is computed from what happened, never written by hand:
+
+- ``fails`` - capturing raised (the exception type is kept);
+- ``guards`` - the capture is specialized to the traced input, and the other
+  input is refused with a guard error (fxguide's :class:`~fxguide.tracing.concrete.GuardError`,
+  or torch's ``Guard failed`` assertion);
+- ``silently specializes`` - the other input runs the traced path anyway and
+  gives a wrong result or fails inside the graph;
+- ``recompiles`` - the other input gives the eager result (``torch.compile``
+  captures new graphs for it);
+- ``graph break`` - ``torch.compile`` split the traced input's code into
+  several graphs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import io
+import logging
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch.fx as fx
+
+from fxguide.tracing.concrete import GuardError, concrete_trace
+from fxguide.models import Case
+
+TOOLS = ("symbolic_trace", "concrete_trace", "make_fx", "torch.export", "torch.compile")
+
+
+@dataclass
+class Outcome:
+    """What one tool did with one model: the capture, its graphs, and the verdict."""
+
+    tool: str
+    case: str
+    error: BaseException | None = None  # raised while capturing
+    graphs: list[fx.GraphModule] = field(default_factory=list)  # captured for the traced input
+    other: str = ""  # what calling the capture on the other input did
+    other_error: BaseException | None = None
+    recompiled: int = 0  # graphs torch.compile added for the other input
+
+    @property
+    def verdict(self) -> str:
+        """Return a short table cell, such as ``fails (TraceError)``, ``guards``, ``graph break, recompiles``, ..."""
+        if self.error is not None:
+            return f"fails ({type(self.error).__name__})"
+        parts = []
+        if len(self.graphs) > 1:
+            parts.append(f"graph break ({len(self.graphs)} graphs)")
+        if self.other == "same as eager":
+            parts.append("recompiles" if self.recompiled else "general")
+        elif self.other == "refused by a guard":
+            parts.append("guards")
+        else:
+            parts.append(f"silently specializes ({self.other})")
+        return ", ".join(parts)
+
+    def report(self) -> str:
+        """The verdict, then the first line of any error, as the page prints it.
+
+        >>> print(Outcome("make_fx", "m", other_error=IndexError("index 2 out of range"),
+        ...               other="IndexError inside").report())
+        m: silently specializes (IndexError inside)
+          other input -> IndexError: index 2 out of range
+        """
+        lines = [f"{self.case}: {self.verdict}"]
+        if self.error is not None:
+            lines.append(f"  capture -> {_first_line(self.error)}")
+        if self.other_error is not None:
+            lines.append(f"  other input -> {_first_line(self.other_error)}")
+        return "\n".join(lines)
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0] if text else ''}"
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """Silence what torch logs or prints to stderr while capturing (it names PIDs and paths)."""
+    logging.disable(logging.CRITICAL)
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):
+            yield
+    finally:
+        logging.disable(logging.NOTSET)
+
+
+def _is_guard(error: BaseException) -> bool:
+    return isinstance(error, GuardError) or str(error).startswith("Guard failed")
+
+
+def _capture(tool: str, case: Case, outcome: Outcome) -> Callable[..., Any]:
+    model, x = case.model, case.traced_input
+    if tool == "symbolic_trace":
+        gm = fx.symbolic_trace(model)
+        outcome.graphs.append(gm)
+        return gm
+    if tool == "concrete_trace":
+        gm = concrete_trace(model, (x,))
+        outcome.graphs.append(gm)
+        return gm
+    if tool == "make_fx":
+        from torch.fx.experimental.proxy_tensor import make_fx
+
+        gm = make_fx(model)(x)
+        outcome.graphs.append(gm)
+        return gm
+    if tool == "torch.export":
+        module = torch.export.export(model, (x,)).module()  # the graph, plus its input checks
+        outcome.graphs.append(module)
+        return module
+    if tool == "torch.compile":
+        torch._dynamo.reset()
+
+        def counting_backend(gm: fx.GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
+            outcome.graphs.append(gm)
+            return gm.forward
+
+        compiled = torch.compile(model, backend=counting_backend)
+        compiled(x)
+        return compiled
+    raise ValueError(f"survey: unknown tool {tool!r}; choose one of {', '.join(TOOLS)}")
+
+
+def survey(tool: str, case: Case) -> Outcome:
+    """Capture ``case.model`` with ``tool`` on its traced input, then try the other input.
+
+    >>> from fxguide.models import cases
+    >>> survey("symbolic_trace", cases()[0]).verdict
+    'fails (TraceError)'
+    >>> survey("concrete_trace", cases()[0]).verdict
+    'guards'
+    """
+    if tool not in TOOLS:
+        raise ValueError(f"survey: unknown tool {tool!r}; choose one of {', '.join(TOOLS)}")
+    if not isinstance(case, Case):
+        raise TypeError(f"survey: expected a fxguide.models.Case, got {type(case).__name__}")
+    outcome = Outcome(tool, case.name)
+    with _quiet():
+        try:
+            captured = _capture(tool, case, outcome)
+        except Exception as error:  # the verdict records which exception
+            outcome.error = error
+            return outcome
+        first = len(outcome.graphs)
+        try:
+            result = captured(case.other_input)
+        except Exception as error:
+            outcome.other_error = error
+            outcome.other = "refused by a guard" if _is_guard(error) else f"{type(error).__name__} inside"
+        else:
+            same = torch.allclose(result, case.model(case.other_input))
+            outcome.other = "same as eager" if same else "wrong result"
+        if tool == "torch.compile":
+            outcome.recompiled = len(outcome.graphs) - first
+            del outcome.graphs[first:]
+            torch._dynamo.reset()
+    return outcome
+
+
+class MarkdownTable(str):
+    r"""A Markdown table as ``str``: notebooks render it as a table, ``repr`` shows the same text.
+
+    >>> MarkdownTable("| a | b |\n|---|---|\n| 1 | 2 |")._repr_html_()
+    '<table class="table"><thead><tr><th>a</th><th>b</th></tr></thead><tbody><tr><td>1</td><td>2</td></tr></tbody></table>'
+    """
+
+    def _repr_markdown_(self) -> str:
+        return str(self)
+
+    def _repr_html_(self) -> str:
+        # Pages render Markdown outputs as CommonMark, which has no tables: give HTML too.
+        head, _rule, *body = (line.strip("|").split("|") for line in self.splitlines())
+
+        def row(cells: list[str], tag: str) -> str:
+            return "<tr>" + "".join(f"<{tag}>{html.escape(c.strip())}</{tag}>" for c in cells) + "</tr>"
+
+        return (f'<table class="table"><thead>{row(head, "th")}</thead>'
+                f"<tbody>{''.join(row(cells, 'td') for cells in body)}</tbody></table>")
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+class Survey(dict[str, Outcome]):
+    """The outcomes of one tool, keyed by model name; its ``repr`` is their reports.
+
+    A notebook shows it as the cell's value (one message), rather than as
+    printed lines (torch's capture machinery and notebook output streams do
+    not mix well).
+    """
+
+    def __repr__(self) -> str:
+        return "\n".join(outcome.report() for outcome in self.values())
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(repr(self))
+
+
+def survey_all(tool: str, models: Iterable[Case]) -> Survey:
+    """:func:`survey` one tool on several models, keyed by model name.
+
+    >>> from fxguide.models import cases
+    >>> survey_all("symbolic_trace", cases()[2:])
+    loop over rows: fails (TypeError)
+      capture -> TypeError: 'Proxy' object cannot be interpreted as an integer
+    int from shape: fails (TypeError)
+      capture -> TypeError: int() argument must be a string, a bytes-like object or a real number, not 'Proxy'
+    """
+    models = list(models)
+    if not models:
+        raise ValueError("survey_all: expected at least one Case (e.g. fxguide.models.cases())")
+    return Survey({case.name: survey(tool, case) for case in models})
+
+
+def survey_table(outcomes: list[Outcome]) -> MarkdownTable:
+    """A Markdown table: one row per model, one column per tool, verdicts in the cells.
+
+    >>> print(survey_table([Outcome("make_fx", "m", other="wrong result")]))
+    | model | make_fx |
+    |---|---|
+    | m | silently specializes (wrong result) |
+    """
+    if not outcomes or not all(isinstance(o, Outcome) for o in outcomes):
+        raise TypeError("survey_table: expected a non-empty list of Outcome (from survey)")
+    tools = list(dict.fromkeys(o.tool for o in outcomes))
+    rows = list(dict.fromkeys(o.case for o in outcomes))
+    cell = {(o.case, o.tool): o.verdict for o in outcomes}
+    lines = ["| model | " + " | ".join(tools) + " |", "|---" * (len(tools) + 1) + "|"]
+    for row in rows:
+        lines.append(f"| {row} | " + " | ".join(cell.get((row, tool), "") for tool in tools) + " |")
+    return MarkdownTable("\n".join(lines))

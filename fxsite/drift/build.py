@@ -1,0 +1,38 @@
+"""Run the docs build the way ``make docs`` does, from Python (tests, drift, bench)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from fxsite.drift.extract import ROOT
+
+
+def sphinx_command(out: Path, *, src: Path = ROOT / "docs", conf: Path = ROOT, jobs: str = "auto") -> list[str]:
+    return [sys.executable, "-m", "sphinx", "-b", "html", "-c", str(conf), "-W", "--keep-going",
+            "-j", jobs, str(src), str(Path(out) / "html")]
+
+
+def build_docs(out: Path = ROOT / "_build", *, force: bool | None = None, cwd: Path = ROOT,
+               src: Path | None = None, conf: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """Build the site into ``out/html``.
+
+    ``force=True`` re-executes every page and example; ``force=False`` is the local,
+    cached workflow even inside CI (``CI`` and ``FXGUIDE_EXECUTE`` are dropped for the
+    build); ``None`` leaves the choice to the environment, as ``make docs`` does.
+    Returns the finished process (stdout and stderr merged); callers decide what a
+    non-zero exit means for them.
+    """
+    if force is not None and not isinstance(force, bool):
+        raise TypeError(f"force must be True, False or None, not {force!r}")
+    env = dict(os.environ)
+    if force:
+        env["FXGUIDE_EXECUTE"] = "force"
+    elif force is False:
+        env.pop("CI", None)
+        env.pop("FXGUIDE_EXECUTE", None)
+    command = sphinx_command(out, src=src or Path(cwd) / "docs", conf=conf or Path(cwd))
+    return subprocess.run(command, cwd=cwd, env=env, text=True, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, check=False)

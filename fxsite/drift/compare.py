@@ -1,0 +1,85 @@
+"""Compare what the build showed with what was recorded, and say it like a reviewer."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+from fxsite.drift.extract import ROOT, Snippet
+from fxsite.drift.snapshots import Expected, snapshot_path
+
+SAME = "same"
+CHANGED = "changed"
+NEWLY_RAISING = "newly raising"
+NO_LONGER_RAISING = "no longer raising"
+NOT_RECORDED = "not recorded"
+NO_LONGER_SHOWN = "no longer shown"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """The verdict on one snippet; ``message`` is empty when it is the same."""
+
+    source: str
+    index: int
+    line: int
+    status: str
+    diff: str = ""
+    message: str = ""
+
+
+def _shown(s: Snippet) -> str:
+    return "\n".join(part for part in (s.output, s.raised or "") if part)
+
+
+def compare(
+    source: str, expected: dict[int, Expected] | None, actual: list[Snippet], torch_version: str
+) -> list[Finding]:
+    """One :class:`Finding` per snippet of ``source`` (shown or recorded)."""
+    path = snapshot_path(source)
+    snap = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+    if expected is None:
+        return [
+            Finding(source, 0, 0, NOT_RECORDED,
+                    message=f"{source}: no expected outputs recorded ({snap} is missing); run `make update-expected`")
+        ]
+    kind = "cell" if source.endswith(".md") else "block"
+    findings = []
+    by_index = {s.index: s for s in actual}
+    for s in actual:
+        where = f"{s.where}, torch {torch_version}"
+        exp = expected.get(s.index)
+        if s.expects_raise and s.raised is None and (exp is None or not exp.raises):
+            findings.append(Finding(source, s.index, s.line, NO_LONGER_RAISING,
+                                    message=f"{where}: tagged raises-exception but no longer raises on torch "
+                                            f"{torch_version} — update the guide"))
+            continue
+        shown = _shown(s)
+        if exp is None:
+            if shown:
+                findings.append(Finding(source, s.index, s.line, NOT_RECORDED,
+                                        message=f"{where}: output not recorded in {snap}; run `make update-expected`"))
+            continue
+        if exp.raises and s.raised is None:
+            status = NO_LONGER_RAISING
+            headline = f"no longer raises on torch {torch_version} — update the guide"
+        elif s.raised is not None and not exp.raises:
+            status, headline = NEWLY_RAISING, f"now raises {s.raised.split(':')[0]} on torch {torch_version}"
+        elif shown == exp.output:
+            findings.append(Finding(source, s.index, s.line, SAME))
+            continue
+        else:
+            status, headline = CHANGED, "output changed"
+        diff = "\n".join(
+            difflib.unified_diff(
+                exp.output.splitlines(), shown.splitlines(),
+                fromfile=f"expected ({snap})", tofile=f"actual (torch {torch_version})", lineterm="",
+            )
+        )
+        findings.append(Finding(source, s.index, s.line, status, diff, f"{where}: {headline}\n{diff}"))
+    for index, exp in expected.items():
+        if index not in by_index:
+            findings.append(Finding(source, index, exp.line, NO_LONGER_SHOWN,
+                                    message=f"{source}, {kind} {index} (line {exp.line}): recorded in {snap} but the "
+                                            f"{kind} no longer exists; run `make update-expected`"))
+    return sorted(findings, key=lambda f: f.index)

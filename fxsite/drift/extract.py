@@ -1,0 +1,214 @@
+"""Read what the docs build showed: one :class:`Snippet` per executed cell or block.
+
+Pages come from the notebooks myst-nb writes after executing them
+(``<build>/jupyter_execute/<page>.ipynb``); gallery scripts from the ``.rst``
+pages sphinx-gallery generates (``docs/gallery/<name>.rst``). Reading the build's
+own artefacts means the check compares exactly what a reader sees.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from fxsite.drift.normalize import normalize
+
+from fxsite import ROOT  # noqa: E402 (re-exported for the drift modules)
+DOCS = ROOT / "docs"
+GALLERY = ROOT / "gallery"
+GALLERY_OUT = DOCS / "gallery"
+
+_CODE_CELL = re.compile(r"^(```+|:::+)\{code-cell\}")
+_SG_MARK = re.compile(r"^\.\. GENERATED FROM PYTHON SOURCE LINES (\d+)-(\d+)$")
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """The shown result of one code cell (page) or code block (gallery script)."""
+
+    source: str  # path relative to the repository root, e.g. "docs/quickstart.md"
+    index: int  # 1-based number of the cell or block within its source
+    line: int  # line of the source file where the cell or block starts
+    output: str  # normalized text output ("" when it printed nothing)
+    raised: str | None = None  # "TraceError: message" when it raised (on purpose)
+    expects_raise: bool = False  # tagged raises-exception in the page source
+
+    @property
+    def where(self) -> str:
+        kind = "cell" if self.source.endswith(".md") else "block"
+        return f"{self.source}, {kind} {self.index} (line {self.line})"
+
+
+def page_sources() -> list[Path]:
+    """Every MyST-NB page of the guide: a ``docs/**/*.md`` with code cells."""
+    return sorted(
+        p for p in DOCS.rglob("*.md")
+        if GALLERY_OUT not in p.parents and "{code-cell}" in p.read_text()
+    )
+
+
+def gallery_sources() -> list[Path]:
+    """Every gallery script."""
+    return sorted(p for p in GALLERY.glob("*.py") if p.name != "__init__.py")
+
+
+def cell_fence_lines(page: Path) -> list[int]:
+    """The line number of each ``{code-cell}`` fence of a MyST-NB page, in order."""
+    return [n for n, line in enumerate(page.read_text().splitlines(), 1) if _CODE_CELL.match(line)]
+
+
+def merge_streams_exactly(outputs: list) -> list:
+    """Join each stream's chunks into one output, text untouched, the notebook unchanged.
+
+    ``fxsite.sphinx.sphinx_ext`` puts it in place of myst-nb's ``coalesce_streams``
+    (which strips every chunk's trailing whitespace and adds a newline, so
+    ``print("a:", x)`` streamed as two chunks shows as two lines, and which edits
+    the notebook's first chunk in place), so the build shows what is extracted here.
+    """
+    merged, streams = [], {}
+    for output in outputs:
+        if output.get("output_type") != "stream":
+            merged.append(output)
+        elif output["name"] in streams:
+            streams[output["name"]]["text"] += "".join(output["text"])
+        else:
+            copy = type(output)(output)
+            copy["text"] = "".join(output["text"])
+            streams[output["name"]] = copy
+            merged.append(copy)
+    return merged
+
+
+def _text_of(output: dict) -> str:
+    kind = output["output_type"]
+    if kind == "stream":
+        return "".join(output["text"])
+    if kind in {"execute_result", "display_data"}:
+        data = output.get("data", {})
+        if "text/plain" in data and not any(k.startswith("image/") for k in data):
+            return "".join(data["text/plain"])
+        images = sorted(k for k in data if k.startswith("image/"))
+        if not images:
+            return "<" + ", ".join(sorted(data)) + ">"
+        # A picture is recorded by its kind plus its text form, when the object
+        # gives a meaningful one (fxguide's graph pictures print their edges).
+        text = "".join(data.get("text/plain", ""))
+        return f"<{images[0]}>" + ("\n" + text if text and not text.startswith("<") else "")
+    return ""
+
+
+def page_snippets(page: Path, build_dir: Path, root: Path = ROOT) -> list[Snippet]:
+    """The executed cells of one page, read from the build's notebook.
+
+    ``root`` is the repository (or throwaway site) the page belongs to.
+    """
+    page, root = Path(page), Path(root)
+    docname = page.relative_to(root / "docs").with_suffix("")
+    notebook = Path(build_dir) / "jupyter_execute" / docname.with_suffix(".ipynb")
+    if not notebook.is_file():
+        raise FileNotFoundError(
+            f"{page.relative_to(root)}: no executed notebook at {notebook}; build the docs first (make docs)"
+        )
+    cells = [c for c in json.loads(notebook.read_text())["cells"] if c["cell_type"] == "code"]
+    lines = cell_fence_lines(page)
+    if len(lines) != len(cells):
+        raise ValueError(
+            f"{page.relative_to(root)}: found {len(lines)} code-cell fences but the executed "
+            f"notebook has {len(cells)} code cells; is {notebook} stale?"
+        )
+    snippets = []
+    for index, (cell, line) in enumerate(zip(cells, lines), 1):
+        errors = [o for o in cell["outputs"] if o["output_type"] == "error"]
+        raised = f"{errors[0]['ename']}: {errors[0]['evalue']}" if errors else None
+        snippets.append(
+            Snippet(
+                source=str(page.relative_to(root)),
+                index=index,
+                line=line,
+                output=normalize("".join(_text_of(o) for o in merge_streams_exactly(cell["outputs"]))),
+                raised=normalize(raised) if raised else None,
+                expects_raise="raises-exception" in cell.get("metadata", {}).get("tags", []),
+            )
+        )
+    return snippets
+
+
+def _exception_line(traceback: str) -> str:
+    """``Type: message`` from the last line of a traceback, with the type unqualified (as notebooks record it).
+
+    >>> _exception_line("Traceback (most recent call last):\\n  ...\\ntorch.fx.proxy.TraceError: no")
+    'TraceError: no'
+    """
+    last = [line for line in traceback.splitlines() if line.strip()][-1].strip()
+    name, sep, message = last.partition(": ")
+    return name.rsplit(".", 1)[-1] + sep + message
+
+
+def _sg_output(body: list[str]) -> tuple[str, str | None]:
+    """Text of the script-out and image blocks sphinx-gallery wrote for one code block,
+    and ``Type: message`` when the block raised (sphinx-gallery shows a ``pytb`` block)."""
+    shown, raised, i = [], None, 0
+    while i < len(body):
+        line = body[i]
+        if line.startswith(".. rst-class:: sphx-glr-script-out"):
+            i += 1
+            while i < len(body) and not body[i].lstrip().startswith(".. code-block::"):
+                i += 1
+            is_traceback = i < len(body) and body[i].strip() == ".. code-block:: pytb"
+            i += 1
+            block = []
+            while i < len(body) and (body[i].startswith("    ") or not body[i].strip()):
+                block.append(body[i][4:])
+                i += 1
+            if is_traceback:
+                raised = _exception_line("\n".join(block))
+            else:
+                shown.append("\n".join(block))
+            continue
+        if line.startswith((".. image-sg::", ".. image::")) and "sphx_glr" in line:
+            shown.append("<figure>")
+        elif line.startswith(".. raw:: html") and i + 2 < len(body) and "output_html" in body[i + 2]:
+            shown.append("<html repr>")
+        i += 1
+    return "\n".join(shown), raised
+
+
+def gallery_snippets(script: Path, gallery_out: Path | None = None, root: Path = ROOT) -> list[Snippet]:
+    """The code blocks of one gallery script, read from sphinx-gallery's generated page.
+
+    ``gallery_out`` defaults to ``<root>/docs/gallery``, where the build writes it.
+    """
+    script, root = Path(script), Path(root)
+    rst = Path(gallery_out or root / "docs" / "gallery") / script.with_suffix(".rst").name
+    if not rst.is_file():
+        raise FileNotFoundError(
+            f"{script.relative_to(root)}: no generated page at {rst}; build the docs first (make docs)"
+        )
+    lines = rst.read_text().splitlines()
+    marks = [(n, m) for n, line in enumerate(lines) if (m := _SG_MARK.match(line))]
+    snippets = []
+    for k, (n, mark) in enumerate(marks):
+        end = marks[k + 1][0] if k + 1 < len(marks) else len(lines)
+        body = lines[n + 1 : end]
+        if not any(line.startswith(".. code-block:: Python") for line in body):
+            continue  # a text block
+        output, raised = _sg_output(body)
+        snippets.append(
+            Snippet(
+                source=str(script.relative_to(root)),
+                index=len(snippets) + 1,
+                line=int(mark.group(1)),
+                output=normalize(output),
+                raised=normalize(raised) if raised else None,
+            )
+        )
+    return snippets
+
+
+def collect(build_dir: Path) -> dict[str, list[Snippet]]:
+    """Every snippet of the guide, by source path."""
+    found = {str(p.relative_to(ROOT)): page_snippets(p, build_dir) for p in page_sources()}
+    found.update({str(p.relative_to(ROOT)): gallery_snippets(p) for p in gallery_sources()})
+    return found

@@ -1,0 +1,87 @@
+"""Drift reports: what the guide's snippets do on another torch, for machines and for people.
+
+``report.json`` holds one entry per snippet (source, cell or block, line, status,
+diff) plus the digest of the recorded output it was compared with, so that the
+Compatibility page can tell a report that checked today's page from a stale one.
+``report.md`` says the same for a reviewer.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+from collections import Counter
+from dataclasses import asdict
+from datetime import date
+from pathlib import Path
+
+from fxsite import ROOT
+from fxsite.drift import snapshots
+from fxsite.drift.compare import SAME, Finding
+
+def _reference_torch() -> str:
+    """The torch release ``constraints.txt`` pins: the reference every output is recorded on."""
+    for line in (ROOT / "constraints.txt").read_text().splitlines():
+        if line.startswith("torch=="):
+            return line.removeprefix("torch==").strip()
+    raise RuntimeError(f"{ROOT / 'constraints.txt'} pins no torch (expected a line 'torch==X.Y.Z')")
+
+
+REFERENCE_TORCH = _reference_torch()
+
+
+def summarize(findings: list[Finding]) -> dict[str, int]:
+    """How many snippets have each status.
+
+    >>> summarize([Finding("docs/a.md", 1, 9, "same"), Finding("docs/a.md", 2, 14, "changed")])
+    {'changed': 1, 'same': 1}
+    """
+    counts = Counter(f.status for f in findings)
+    return dict(sorted(counts.items()))
+
+
+def _entry(finding: Finding, recorded: dict[str, dict[int, snapshots.Expected] | None]) -> dict:
+    if finding.source not in recorded:
+        recorded[finding.source] = snapshots.load(finding.source)
+    expected = (recorded[finding.source] or {}).get(finding.index)
+    entry = asdict(finding)
+    entry["expected_digest"] = snapshots.digest(expected.output) if expected else None
+    return entry
+
+
+def write_report(folder: Path, torch_version: str, findings: list[Finding],
+                 build_problems: list[str] | tuple[str, ...] = ()) -> tuple[Path, Path]:
+    """Write ``report.json`` and ``report.md`` into ``folder``; return both paths."""
+    if not findings:
+        raise ValueError("write_report: no findings to report; was the docs build empty?")
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    recorded: dict[str, dict[int, snapshots.Expected] | None] = {}
+    data = {
+        "torch": torch_version,
+        "reference": REFERENCE_TORCH,
+        "date": date.today().isoformat(),
+        "python": platform.python_version(),
+        "summary": summarize(findings),
+        "build_problems": list(build_problems),
+        "snippets": [_entry(f, recorded) for f in findings],
+    }
+    json_path = folder / "report.json"
+    json_path.write_text(json.dumps(data, indent=1) + "\n")
+
+    sources = sorted({f.source for f in findings})
+    lines = [f"# Drift report: torch {torch_version} against the reference torch {REFERENCE_TORCH}", "",
+             f"Checked on {data['date']} (Python {data['python']}): {len(findings)} snippets from "
+             f"{len(sources)} pages and scripts: " + ", ".join(f"{n} {s}" for s, n in data["summary"].items()) + ".",
+             ""]
+    if build_problems:
+        lines += ["The docs build reported:", "", *[f"- `{p}`" for p in build_problems], ""]
+    for f in findings:
+        if f.status == SAME:
+            continue
+        lines += [f"## {f.source}, snippet {f.index} (line {f.line}): {f.status}", "", f.message.splitlines()[0], ""]
+        if f.diff:
+            lines += ["```diff", f.diff, "```", ""]
+    md_path = folder / "report.md"
+    md_path.write_text("\n".join(lines).rstrip("\n") + "\n")
+    return json_path, md_path

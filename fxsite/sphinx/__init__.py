@@ -1,0 +1,1 @@
+"""Sphinx extensions of the fxguide site (listed in ``conf.py``)."""

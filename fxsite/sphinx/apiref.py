@@ -1,0 +1,241 @@
+"""Directives that render the reference pages from code, so they never fall behind it.
+
+``.. torch-fx-api::`` (in an ``{eval-rst}`` block of a MyST page)
+    One section per name in the installed torch's ``torch.fx.__all__``; the
+    classes the guide teaches (:data:`fxsite.sphinx.usage.CLASSES`) with their
+    public methods and properties. Each entry ends with links to the guide's
+    pages and gallery examples whose code uses it (found by
+    :mod:`fxsite.sphinx.usage`).
+
+``.. package-api:: PACKAGE``
+    One section per module of ``PACKAGE`` (found with ``pkgutil`` when the
+    page is built, so a new module appears without editing the page), rendered
+    by autodoc from its docstrings.
+
+The reference pages are re-read when the "used in" links would change (a page
+or script starts or stops using a name, or is added or removed), and only then:
+they are the slowest pages to read, and most edits leave the links alone.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+import re
+from pathlib import Path
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+from docutils.statemachine import StringList
+from sphinx import addnodes
+from sphinx.application import Sphinx
+from sphinx.util.docutils import SphinxDirective
+from sphinx.util.nodes import nested_parse_with_titles
+
+# torch.fx and fxsite.sphinx.usage (which reads torch.fx) are imported where they are
+# used, when a reference page is read: a rebuild that reads no such page never
+# imports torch (a second off every no-op rebuild).
+
+_CODE_CELL = re.compile(r"^(?P<fence>```+|:::+)\{code-cell\}[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.M | re.S)
+_CELL_OPTION = re.compile(r"^:[\w-]+:.*$")
+
+
+def page_code(text: str) -> list[str]:
+    """The code of each ``{code-cell}`` of a MyST-NB page, cell options removed.
+
+    >>> page_code("# T\\n\\n```{code-cell} python\\n:tags: [raises-exception]\\nx = 1\\n```\\n")
+    ['x = 1\\n']
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"page_code: expected the page's text (str), got {type(text).__name__}")
+    cells = []
+    for match in _CODE_CELL.finditer(text):
+        lines = match["body"].splitlines(keepends=True)
+        while lines and _CELL_OPTION.match(lines[0]):
+            lines.pop(0)
+        cells.append("".join(lines))
+    return cells
+
+
+def _examples(srcdir: Path, gallery_dirs: list[tuple[Path, str]]) -> dict[str, list[tuple[str, Path]]]:
+    """docname -> sources for every executed page and gallery script, and the names each uses."""
+    from fxsite.sphinx.usage import uses_in_code
+
+    found: dict[str, list[tuple[str, Path]]] = {}
+    sources: list[tuple[str, Path, list[str]]] = []
+    for page in sorted(srcdir.rglob("*.md")):
+        text = page.read_text(encoding="utf-8")
+        if "{code-cell}" in text:
+            sources.append((page.relative_to(srcdir).with_suffix("").as_posix(), page, page_code(text)))
+    for scripts, out in gallery_dirs:
+        for script in sorted(scripts.glob("*.py")):
+            if script.name != "__init__.py":
+                sources.append((f"{out}/{script.stem}", script, [script.read_text(encoding="utf-8")]))
+    for docname, path, code in sources:
+        for name in uses_in_code(code):
+            found.setdefault(name, []).append((docname, path))
+    return found
+
+
+def _gallery_dirs(app: Sphinx) -> list[tuple[Path, str]]:
+    conf = getattr(app.config, "sphinx_gallery_conf", {}) or {}
+    examples, outs = conf.get("examples_dirs", []), conf.get("gallery_dirs", [])
+    examples = [examples] if isinstance(examples, str) else list(examples)
+    outs = [outs] if isinstance(outs, str) else list(outs)
+    return [((Path(app.srcdir) / e).resolve(), o) for e, o in zip(examples, outs)]
+
+
+def _section(directive: SphinxDirective, title: str, rst: list[str]) -> nodes.section:
+    section = nodes.section(ids=[nodes.make_id(title)], names=[nodes.fully_normalize_name(title)])
+    section += nodes.title(text=title)
+    content = StringList(rst, source=directive.get_source_info()[0])
+    nested_parse_with_titles(directive.state, content, section)
+    directive.state.document.note_implicit_target(section, section)
+    return section
+
+
+def _note_api_page(directive: SphinxDirective) -> None:
+    if not hasattr(directive.env, "fxguide_api_pages"):
+        directive.env.fxguide_api_pages = set()
+    directive.env.fxguide_api_pages.add(directive.env.docname)
+
+
+class TorchFxApi(SphinxDirective):
+    """``.. torch-fx-api::``: the public API of the installed ``torch.fx``.
+
+    ``:also:`` adds names from deeper in ``torch.fx`` that the guide uses
+    (``torch.fx.passes.shape_prop.ShapeProp``), space-separated, so that
+    references to them resolve too; they show the first paragraph of their docstring.
+    """
+
+    has_content = False
+    option_spec = {"also": directives.unchanged}
+
+    def run(self) -> list[nodes.Node]:
+        import torch.fx as fx
+
+        from fxsite.sphinx.usage import CLASSES, public_members
+
+        _note_api_page(self)
+        sections = []
+        for name in fx.__all__:
+            obj = getattr(fx, name)
+            if inspect.isclass(obj):
+                rst = [f".. autoclass:: torch.fx.{name}"]
+                if obj in CLASSES:
+                    rst += [f"   :members: {', '.join(public_members(obj))}", "   :undoc-members:"]
+                    if any(m not in vars(obj) for m in public_members(obj)):
+                        rst.append("   :inherited-members:")
+            else:
+                rst = [f".. autofunction:: torch.fx.{name}"]
+            sections.append(_section(self, name, rst))
+        for dotted in self.options.get("also", "").split():
+            module, _, attr = dotted.rpartition(".")
+            try:
+                obj = getattr(importlib.import_module(module), attr)
+            except (ImportError, AttributeError, ValueError) as error:
+                raise self.error(f"torch-fx-api :also: cannot import {dotted!r} from the installed torch: {error}")
+            kind = "autoclass" if inspect.isclass(obj) else "autofunction"
+            _SUMMARY_ONLY.add(dotted)
+            sections.append(_section(self, dotted, [f".. {kind}:: {dotted}"]))
+        return sections
+
+
+# Names added with :also: show torch's one-paragraph summary only: deeper in torch.fx,
+# docstrings are not written for rendering (torch 2.13's ShapeProp docstring is not valid
+# reStructuredText) and the guide's pages say how to use them.
+_SUMMARY_ONLY: set[str] = set()
+
+
+def keep_summary(app: Sphinx, what: str, name: str, obj, options, lines: list[str]) -> None:
+    if name in _SUMMARY_ONLY and "" in lines:
+        del lines[lines.index(""):]
+
+
+class PackageApi(SphinxDirective):
+    """``{package-api} PACKAGE``: every public module of ``PACKAGE``, from its docstrings."""
+
+    required_arguments = 1
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        _note_api_page(self)
+        package = importlib.import_module(self.arguments[0])
+        found = [info for info in pkgutil.walk_packages(package.__path__, prefix=package.__name__ + ".")
+                 if not any(part.startswith("_") for part in info.name.split("."))]
+        # The modules readers import first (fxguide.models, ...), then the subpackages
+        # that build and check the site (fxsite.drift, ...), each alphabetically.
+        names = [package.__name__] + sorted(
+            (info.name for info in found), key=lambda name: (name.count(".") > 1 or any(
+                i.ispkg and i.name == name for i in found), name))
+        sections = []
+        for name in names:
+            module = importlib.import_module(name)
+            self.env.note_dependency(module.__file__)
+            sections.append(_section(self, name, [f".. automodule:: {name}", "   :members:"]))
+        return sections
+
+
+_USAGE: dict[str, list[tuple[str, Path]]] | None = None
+
+
+def _usage(app: Sphinx) -> dict[str, list[tuple[str, Path]]]:
+    global _USAGE
+    if _USAGE is None:
+        _USAGE = _examples(Path(app.srcdir), _gallery_dirs(app))
+    return _USAGE
+
+
+def add_used_in(app: Sphinx, domain: str, objtype: str, content: addnodes.desc_content) -> None:
+    """End each ``torch.fx`` entry of a reference page with links to the examples that use it.
+
+    Runs after autodoc has merged type hints into the entry, so the links come last.
+    """
+    env = app.env
+    signature = content.parent.children[0] if content.parent is not None else None
+    if domain != "py" or not isinstance(signature, addnodes.desc_signature):
+        return
+    name = ".".join(filter(None, [signature.get("module"), signature.get("fullname")]))
+    if not name.startswith("torch.fx.") or env.docname not in getattr(env, "fxguide_api_pages", ()):
+        return
+    examples = _usage(app).get(name, [])
+    found = [doc for doc, _ in examples if doc in env.found_docs]
+    content += nodes.rubric(text="Used in the guide")
+    paragraph = nodes.paragraph(classes=["fxguide-used-in"])
+    if not found:
+        paragraph += nodes.Text("No executed example in the guide uses it yet.")
+    for number, doc in enumerate(found):
+        if number:
+            paragraph += nodes.Text(", ")
+        paragraph += addnodes.pending_xref(
+            "", nodes.inline(doc, doc), refdomain="std", reftype="doc", reftarget=f"/{doc}",
+            refdoc=env.docname, refexplicit=False, refwarn=True,
+        )
+    content += paragraph
+
+
+def reread_api_pages(app: Sphinx, env, added: set[str], changed: set[str], removed: set[str]) -> list[str]:
+    """Re-read the reference pages when their "used in" links would change, not otherwise."""
+    global _USAGE
+    _USAGE = None
+    if not (added or changed or removed):
+        return []
+    usage = {name: sorted({doc for doc, _ in uses}) for name, uses in _usage(app).items()}
+    if usage == getattr(env, "fxguide_usage", None) and not (added or removed):
+        return []
+    env.fxguide_usage = usage
+    return sorted(getattr(env, "fxguide_api_pages", set()) & env.found_docs)
+
+
+def _merge(app: Sphinx, env, docnames, other) -> None:
+    env.fxguide_api_pages = getattr(env, "fxguide_api_pages", set()) | getattr(other, "fxguide_api_pages", set())
+
+
+def setup(app: Sphinx) -> None:
+    app.add_directive("torch-fx-api", TorchFxApi)
+    app.add_directive("package-api", PackageApi)
+    app.connect("autodoc-process-docstring", keep_summary)
+    app.connect("object-description-transform", add_used_in, priority=900)
+    app.connect("env-get-outdated", reread_api_pages)
+    app.connect("env-merge-info", _merge)

@@ -1,0 +1,103 @@
+"""Execute the pages that need it all at once, while sphinx-gallery runs the examples.
+
+Left to itself, Sphinx executes a notebook page when it reads it: after
+sphinx-gallery has run every example, and in chunks of about a dozen documents
+per process, so the last chunk's pages run one after another on one core. This
+extension starts, as soon as the builder exists, one execution per page whose
+output myst-nb's cache (``nb_execution_cache_path``) does not hold, as many at a
+time as there are cores, in kernels of their own (warm ones:
+:mod:`fxsite.sphinx.warm_kernels`). Before Sphinx reads, it stores each
+successful result in that cache, so reading finds every page executed.
+
+A page that fails is not stored: myst-nb then executes it again while reading
+and reports the failure exactly as without this extension. What a page shows is
+what myst-nb's cache mode shows; only the moment of execution moves.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+from sphinx.application import Sphinx
+from sphinx.util import logging
+from sphinx.util.matching import Matcher
+
+logger = logging.getLogger(__name__)
+
+
+def stale_pages(app: Sphinx) -> list[tuple[Path, object]]:
+    """(path, notebook) of each MyST-NB page under the source folder that the cache lacks."""
+    if not isinstance(app, Sphinx):
+        raise TypeError(f"stale_pages: expected the Sphinx application, got {type(app).__name__}")
+    from jupyter_cache import get_cache
+    from myst_nb.core.read import is_myst_markdown_notebook, read_myst_markdown_notebook
+
+    cache = get_cache(app.config.nb_execution_cache_path)
+    excluded = Matcher(list(app.config.exclude_patterns) + list(app.config.nb_execution_excludepatterns))
+    srcdir = Path(app.srcdir)
+    stale = []
+    for path in sorted(srcdir.rglob("*.md")):
+        relative = path.relative_to(srcdir).as_posix()
+        if excluded(relative):
+            continue
+        text = path.read_text(encoding="utf-8")
+        if not is_myst_markdown_notebook(text):
+            continue
+        notebook = read_myst_markdown_notebook(text, path=path)
+        try:
+            cache.match_cache_notebook(notebook)
+        except KeyError:
+            stale.append((path, notebook))
+    return stale
+
+
+def _execute(app: Sphinx, path: Path, notebook):
+    from jupyter_cache.executors.utils import single_nb_execution
+
+    return single_nb_execution(notebook, cwd=str(path.parent), timeout=app.config.nb_execution_timeout,
+                               allow_errors=app.config.nb_execution_allow_errors, meta_override=True)
+
+
+def _start(app: Sphinx) -> None:
+    """builder-inited, before sphinx-gallery: start executing every stale page."""
+    app._fxguide_prerun = []
+    if not app.config.fxguide_prerun or app.config.nb_execution_mode != "cache":
+        return
+    stale = stale_pages(app)
+    if not stale:
+        return
+    from fxsite.sphinx import warm_kernels
+
+    warm_kernels.start_for(app)
+    pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 2, thread_name_prefix="fxguide-prerun")
+    app._fxguide_prerun = [(path, pool.submit(_execute, app, path, notebook)) for path, notebook in stale]
+    pool.shutdown(wait=False)
+    logger.info("executing %d page(s) while the gallery runs", len(stale))
+
+
+def _finish(app: Sphinx, env, docnames: list[str]) -> None:
+    """env-before-read-docs: wait for the executions and cache each one that succeeded."""
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+
+    runs: list[tuple[Path, Future]] = getattr(app, "_fxguide_prerun", [])
+    if not runs:
+        return
+    cache = get_cache(app.config.nb_execution_cache_path)
+    for path, future in runs:
+        result = future.result()
+        if result.err is None:
+            cache.cache_notebook_bundle(CacheBundleIn(result.nb, str(path), data={"execution_seconds": result.time}),
+                                        check_validity=False, overwrite=True)
+            logger.info("executed %s in %.2f s", path.name, result.time)
+    app._fxguide_prerun = []
+
+
+def setup(app: Sphinx) -> dict:
+    """``fxsite.sphinx.prerun`` in ``conf.py``'s extensions; ``fxguide_prerun = False`` turns it off."""
+    app.add_config_value("fxguide_prerun", True, "")
+    app.connect("builder-inited", _start, priority=100)  # sphinx-gallery runs its examples at 500
+    app.connect("env-before-read-docs", _finish, priority=100)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,42 @@
+"""The Sphinx extension that shapes the rendered guide (``fxsite.sphinx.site`` in ``conf.py``).
+
+It holds what the site needs beyond the stock theme, each part in its own module:
+
+- :mod:`fxsite.sphinx.notebooks`: a "download this page as a notebook" link on
+  every executed page, pointing at the executed notebook copied beside the page;
+- :mod:`fxsite.sphinx.apiref`: the directives that render the reference pages
+  (the ``torch.fx`` API from the installed torch, the ``fxguide`` API from its
+  docstrings), each ``torch.fx`` entry listing the guide's examples that use it;
+- :mod:`fxsite.sphinx.offline`: drops raw HTML that would load scripts or
+  styles from the web (sphinx-gallery's sortable timing tables);
+- :mod:`fxsite.sphinx.inherited`: links ``:meth:`run``` in a subclass of a
+  documented class to the member where it is documented;
+- ``templates/``: the sidebar that shows the whole guide, section by section.
+
+Beside it, tools for the built site: :mod:`fxsite.web.serve` (``make serve``),
+:mod:`fxsite.web.links` (the link checker), :mod:`fxsite.web.weigh` (page
+count and sizes) and :mod:`fxsite.web.chromium` (how tests start a browser).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+
+
+def _add_templates(app, config) -> None:
+    if str(TEMPLATES) not in config.templates_path:
+        config.templates_path.append(str(TEMPLATES))
+
+
+def setup(app) -> dict:
+    # Imported here, not at the top: ``python -m fxsite.web.serve`` should not load Sphinx or torch.
+    from fxsite.sphinx import apiref, inherited, notebooks, offline
+
+    app.connect("config-inited", _add_templates)
+    notebooks.setup(app)
+    offline.setup(app)
+    inherited.setup(app)
+    apiref.setup(app)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,122 @@
+"""A Sphinx extension: a page cell that raises without saying so fails the build at its line.
+
+myst-nb reports a failed notebook by page; this names the cell, its line in the
+``.md`` source and the exception, e.g.::
+
+    docs/limitations.md:42: WARNING: cell 3 raised TraceError: symbolically traced ...
+    (tag the cell raises-exception if this error is the point of the example)
+
+Under ``-W`` the warning fails the build.
+
+It also writes the Compatibility page (``docs/compatibility.md``, generated,
+git-ignored) and the home page's ``{{ verified_on }}`` sentence from the
+committed drift reports (:mod:`fxsite.drift.compat`).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.config import Config
+from sphinx.util import logging
+
+from fxsite.drift import compat
+from fxsite.drift.extract import cell_fence_lines, merge_streams_exactly
+
+logger = logging.getLogger(__name__)
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _last_line(traceback: str) -> str:
+    lines = [line for line in _ANSI.sub("", traceback).splitlines() if line.strip()]
+    return lines[-1].strip() if lines else "an exception"
+
+
+def check_unexpected_errors(app: Sphinx, doctree: nodes.document) -> None:
+    source = Path(doctree.get("source", ""))
+    fences = cell_fence_lines(source) if source.suffix == ".md" else []
+    cells = [c for c in doctree.findall(nodes.container) if c.get("nb_element") == "cell_code"]
+    for number, cell in enumerate(cells, 1):
+        tags = (cell.get("cell_metadata") or {}).get("tags", [])
+        if "raises-exception" in tags:
+            continue
+        for block in cell.findall(nodes.literal_block):
+            if "traceback" in block.get("classes", []):
+                line = fences[number - 1] if len(fences) == len(cells) else cell.line
+                app.env.metadata[app.env.docname]["fxguide_failed"] = True
+                logger.warning(
+                    "cell %s raised %s (tag the cell raises-exception if this error is the point of the example)",
+                    number, _last_line(block.astext()), location=(app.env.docname, line), type="fxguide",
+                    subtype="unexpected-exception",
+                )
+                break
+
+
+def _execution_failed(app: Sphinx, docname: str) -> bool:
+    from myst_nb.sphinx_ import NbMetadataCollector
+
+    data = NbMetadataCollector.get_exec_data(app.env, docname) or {}
+    return data.get("succeeded") is False
+
+
+def reread_failed_pages(app: Sphinx, env, added: set, changed: set, removed: set) -> list[str]:
+    """Pages that failed last time are read (and executed) again, so a rebuild cannot hide the failure."""
+    return sorted(
+        d for d in env.found_docs - added - changed
+        if env.metadata.get(d, {}).get("fxguide_failed") or _execution_failed(app, d)
+    )
+
+
+def write_compatibility(app: Sphinx, config: Config) -> None:
+    """Generate the Compatibility page and the "verified on" sentence before any page is read.
+
+    Only a site with a ``drift/`` folder beside its ``conf.py`` gets the page
+    (throwaway test sites have none).
+    """
+    root = Path(app.confdir)
+    current = compat.current_snapshots(root / "tests" / "expected")
+    reports = compat.load_reports(root / "drift")
+    config.myst_substitutions = {**config.myst_substitutions,
+                                 "verified_on": compat.verified_sentence(reports, current)}
+    if (root / "drift").is_dir():
+        compat.write_if_changed(Path(app.srcdir) / "compatibility.md", compat.render_page(reports, current))
+
+
+def keep_cached_outputs_in_executed_notebooks() -> None:
+    """Make myst-nb's ``jupyter_execute/<page>.ipynb`` hold the outputs also when they come from its cache.
+
+    The drift check reads those notebooks. On a cache hit, myst-nb 1.4 renders the
+    cached outputs but writes the notebook it parsed, without outputs, so a page
+    re-read without re-execution (its prose edited, say) would look as if every
+    cell had stopped printing. This copies the cached notebook (cells and
+    metadata) into the one myst-nb writes. Idempotent.
+    """
+    from myst_nb.core.execute.cache import NotebookClientCache
+
+    if getattr(NotebookClientCache.start_client, "fxguide_keeps_outputs", False):
+        return
+    start_client = NotebookClientCache.start_client
+
+    def start_client_keeping_outputs(self: NotebookClientCache) -> None:
+        parsed = self._notebook  # the object myst-nb writes to jupyter_execute after rendering
+        start_client(self)
+        if self._notebook is not parsed:  # a cache hit: outputs were merged into a copy
+            parsed.update(self._notebook)  # cells with outputs, and the kernel's language_info
+            self._notebook = parsed
+
+    start_client_keeping_outputs.fxguide_keeps_outputs = True  # type: ignore[attr-defined]
+    NotebookClientCache.start_client = start_client_keeping_outputs  # type: ignore[method-assign]
+
+
+def setup(app: Sphinx) -> dict:
+    import myst_nb.core.render
+
+    myst_nb.core.render.coalesce_streams = merge_streams_exactly
+    keep_cached_outputs_in_executed_notebooks()
+    app.connect("config-inited", write_compatibility)
+    app.connect("doctree-read", check_unexpected_errors)
+    app.connect("env-get-outdated", reread_failed_pages)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
