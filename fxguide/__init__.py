@@ -1,19 +1,20 @@
 """fxguide: the companion package of a checked guide to ``torch.fx``.
 
 Small, readable pieces the guide's pages and gallery scripts import instead of
-pasting them:
+pasting them, grouped like the guide's table of contents:
 
-- models: :mod:`fxguide.models` (tutorial), :mod:`fxguide.models` (tracing
-  pages), :mod:`fxguide.models` (gallery), :mod:`fxguide.models`
-  (shape- and value-dependent code);
-- printing and pictures: :mod:`fxguide.display`, :mod:`fxguide.display.drawing`;
-- transforms: :mod:`fxguide.transforms` (op replacement, decomposition, shape
-  recording), :mod:`fxguide.transforms.fuse`, :mod:`fxguide.transforms.observers`,
-  :mod:`fxguide.transforms.profiling`, :mod:`fxguide.display.timing`;
-- tracing: :mod:`fxguide.tracing.limitations`, :mod:`fxguide.tracing.wrapping`,
-  :mod:`fxguide.tracing.tracers`, :mod:`fxguide.tracing.features`, :mod:`fxguide.tracing.concrete`,
-  :mod:`fxguide.tracing.tool_survey`;
-- the drift guard that checks every output the guide shows: :mod:`fxsite.drift`.
+- :mod:`fxguide.models`: every demo model, from one place;
+- :mod:`fxguide.tracing`: what symbolic tracing cannot follow (limitations,
+  ``wrap`` helpers), custom tracers, feature extraction, the concrete tracer,
+  and one model through every capture tool;
+- :mod:`fxguide.transforms`: op replacement, decomposition, shape recording,
+  conv/batch-norm fusion, observers and fake quantization, per-node profiling;
+- :mod:`fxguide.display`: printing graphs and code, drawing them
+  (:mod:`fxguide.display.drawing`) and timing side by side
+  (:mod:`fxguide.display.timing`).
+
+The machinery that builds and checks the guide's site is not part of this
+package: it lives beside it in the repository (``fxsite/``).
 """
 
 __version__ = "0.2.0"
