@@ -92,3 +92,14 @@ def test_notebooks_get_svg_plus_the_text_form(block_gm):
     data, _ = InteractiveShell.instance().display_formatter.format(picture)
     assert sorted(data) == ["image/svg+xml", "text/plain"]
     assert data["text/plain"] == repr(picture)
+
+
+def test_showing_a_picture_without_matplotlib_names_the_draw_extra(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # what an install without the extra sees
+    for submodule in ("pyplot", "image"):
+        monkeypatch.setitem(sys.modules, f"matplotlib.{submodule}", None)
+    picture = drawing.draw(torch.fx.symbolic_trace(torch.nn.ReLU()))
+    with pytest.raises(ModuleNotFoundError, match=r"pip install 'fxguide\[draw\]'"):
+        drawing.plot_graphs(picture)

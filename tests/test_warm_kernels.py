@@ -75,7 +75,7 @@ def test_killing_the_launcher_kills_its_kernel(server_env):
     launcher = subprocess.Popen([sys.executable, "-m", "fxsite.sphinx.warm_kernels", "-f", str(connection)],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(os.environ))
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 90  # a loaded 2-core machine forks slowly
         kernel = None
         while kernel is None and time.monotonic() < deadline:
             # A forked kernel keeps the server's command line: it is the server's only child.

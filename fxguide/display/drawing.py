@@ -175,21 +175,33 @@ class GraphPicture:
         """The rendered picture as an RGB(A) array (height × width × channels) for ``imshow``."""
         import io
 
-        import matplotlib.image as mpimg
-
-        return mpimg.imread(io.BytesIO(self.png()), format="png")
+        return _matplotlib("image").imread(io.BytesIO(self.png()), format="png")
 
     def show(self, ax: Any = None) -> Any:
         """Draw the picture on a matplotlib axes (a new figure when ``ax`` is None); return the axes."""
         image = self.image()
         if ax is None:
-            import matplotlib.pyplot as plt
-
+            plt = _matplotlib("pyplot")
             height, width = image.shape[:2]
             _, ax = plt.subplots(figsize=(max(width / _DPI, 2.0), max(height / _DPI, 2.0)))
         ax.imshow(image)
         ax.set_axis_off()
         return ax
+
+
+def _matplotlib(submodule: str) -> Any:
+    """Import ``matplotlib.<submodule>``, or say which extra of fxguide brings it."""
+    import importlib
+
+    try:
+        return importlib.import_module(f"matplotlib.{submodule}")
+    except ModuleNotFoundError as error:
+        if (error.name or "").split(".")[0] != "matplotlib":
+            raise
+        raise ModuleNotFoundError(
+            "fxguide.display.drawing needs matplotlib to show pictures as figures (SVG and PNG "
+            "output do not); install it with `pip install 'fxguide[draw]'` (or `pip install matplotlib`)",
+            name="matplotlib") from error
 
 
 def draw(graph: fx.Graph | fx.GraphModule, title: str = "") -> GraphPicture:
@@ -201,7 +213,7 @@ def plot_graphs(*pictures: GraphPicture) -> Any:
     """Show pictures side by side in one matplotlib figure (e.g. before and after a transform)."""
     if not pictures or not all(isinstance(p, GraphPicture) for p in pictures):
         raise TypeError("plot_graphs: pass one or more GraphPicture objects (made with draw())")
-    import matplotlib.pyplot as plt
+    plt = _matplotlib("pyplot")
 
     images = [p.image() for p in pictures]
     height = max(image.shape[0] for image in images)

@@ -1,0 +1,107 @@
+"""fxguide works outside the repository: built as a wheel, installed elsewhere, used from an empty folder.
+
+One throwaway environment per session (a module fixture): the wheel is built
+from this checkout, installed with ``--no-deps`` into a new virtual environment
+that sees the reference environment's packages (torch included) through a
+``.pth`` line, so nothing is downloaded and torch is not installed twice. The
+reference environment's editable ``fxguide`` is not visible there (its import
+hook lives in a ``.pth`` file, and ``.pth`` files of an added folder are not
+run), so every check below exercises the installed wheel.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import sysconfig
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from fxsite import ROOT
+
+pytestmark = pytest.mark.slow
+
+GALLERY = sorted((ROOT / "gallery").glob("*.py"))
+
+
+def _run(command: list[str], cwd: Path, **kwargs) -> subprocess.CompletedProcess:
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, **kwargs)
+    assert done.returncode == 0, f"{' '.join(map(str, command))} failed (exit {done.returncode}):\n" \
+                                 f"{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+    return done
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    """The wheel, built from a copy of what a source distribution holds (the build writes beside its sources)."""
+    source, out = tmp_path_factory.mktemp("source"), tmp_path_factory.mktemp("dist")
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(ROOT / name, source / name)
+    shutil.copytree(ROOT / "fxguide", source / "fxguide", ignore=shutil.ignore_patterns("__pycache__"))
+    _run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(source)], cwd=out)
+    (built,) = out.glob("fxguide-*.whl")
+    return built
+
+
+@pytest.fixture(scope="module")
+def installed(wheel, tmp_path_factory) -> tuple[Path, Path]:
+    """(python of the throwaway environment, an empty working folder)."""
+    env = tmp_path_factory.mktemp("env")
+    venv.create(env, with_pip=False)
+    python = env / "bin" / "python"
+    site = Path(_run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                     cwd=env).stdout.strip())
+    (site / "reference-env.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    _run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
+          "--no-index", str(wheel)], cwd=env)
+    return python, tmp_path_factory.mktemp("empty")
+
+
+def test_the_wheel_holds_the_readers_package_only_with_license_and_py_typed(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    assert not [n for n in names if n.startswith(("fxsite/", "tests/", "docs/", "gallery/"))]
+    assert "fxguide/py.typed" in names
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), names
+    assert "fxguide/models/__init__.py" in names and "fxguide/tracing/concrete.py" in names
+
+
+def test_import_fxguide_from_an_empty_folder_uses_the_installed_wheel(installed):
+    python, empty = installed
+    code = "import fxguide, fxguide.models, importlib.metadata as m; print(fxguide.__file__); " \
+           "print(fxguide.__version__, m.version('fxguide'))"
+    where, versions = _run([str(python), "-c", code], cwd=empty).stdout.split("\n")[:2]
+    assert str(python.parents[1]) in where and str(ROOT) not in where
+    package_version, metadata_version = versions.split()
+    assert package_version == metadata_version  # one version source
+
+
+def test_the_installed_dependencies_are_satisfied(installed):
+    python, empty = installed
+    code = ("import importlib.metadata as m\nfrom packaging.requirements import Requirement\n"
+            "for r in map(Requirement, m.requires('fxguide')):\n"
+            "    if r.marker is None or r.marker.evaluate({'extra': 'draw'}):\n"
+            "        assert r.specifier.contains(m.version(r.name), prereleases=True), (r, m.version(r.name))\n"
+            "        print(r.name, m.version(r.name))\n")
+    printed = _run([str(python), "-c", code], cwd=empty).stdout
+    assert "torch" in printed and "tabulate" in printed and "matplotlib" in printed
+
+
+def test_the_doctests_pass_against_the_installed_package(installed):
+    python, empty = installed
+    package = Path(_run([str(python), "-c", "import fxguide, os; print(os.path.dirname(fxguide.__file__))"],
+                        cwd=empty).stdout.strip())
+    done = _run([str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:playwright",
+                 "--doctest-modules", "-o", "doctest_optionflags=NORMALIZE_WHITESPACE",
+                 "--rootdir", str(empty), str(package)], cwd=empty)
+    assert " passed" in done.stdout and "failed" not in done.stdout
+
+
+@pytest.mark.parametrize("script", GALLERY, ids=lambda p: p.name)
+def test_every_gallery_script_runs_from_an_empty_folder(installed, script):
+    python, empty = installed
+    _run([str(python), str(script)], cwd=empty, env={"MPLBACKEND": "Agg", "PATH": "/usr/bin:/bin",
+                                                      "HF_HUB_OFFLINE": "1", "HOME": str(empty)})
