@@ -200,3 +200,31 @@ def test_stale_pages_wants_the_sphinx_application():
 
     with pytest.raises(TypeError, match="expected the Sphinx application"):
         stale_pages("docs")
+
+
+@pytest.mark.slow
+def test_a_no_op_rebuild_executes_reads_and_writes_nothing(tmp_path):
+    """A second ``make docs`` with nothing changed: no example or page runs, no page is read or written.
+
+    (Sphinx may still log "The configuration has changed" for html-only values that the theme,
+    sphinx-gallery and sphinx-copybutton fill in after Sphinx compares configurations; those
+    values never make Sphinx re-read or re-write a page, which is what this test pins.)
+    """
+    site = make_site(tmp_path, "```{code-cell} python\nprint('ran')\n```\n")
+    first = build(site, force=False)
+    assert first.returncode == 0, first.stdout[-5000:]
+    html = site / "_build" / "html"
+    # Sphinx writes its index and search pages anew on every build (they are cheap); every other
+    # page, every doctree and sphinx-gallery's record of executed examples must be left alone.
+    always_written = {"genindex.html", "search.html", "py-modindex.html"}
+    outputs = [*(p for p in html.rglob("*.html") if p.name not in always_written),
+               *(site / "docs" / "gallery").glob("*.md5"), *html.rglob("*.doctree")]
+    before = {p: p.stat().st_mtime_ns for p in outputs}
+
+    again = build(site, force=False)
+    assert again.returncode == 0, again.stdout[-5000:]
+    assert "executing" not in again.stdout and "Executing" not in again.stdout
+    assert "targets for 0 source files that are out of date" in again.stdout
+    assert "updating environment: 0 added, 0 changed, 0 removed" in again.stdout
+    touched = [str(p.relative_to(site)) for p, mtime in before.items() if p.stat().st_mtime_ns != mtime]
+    assert touched == [], f"a no-op rebuild rewrote {touched}"
