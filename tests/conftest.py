@@ -1,4 +1,9 @@
-"""Shared fixtures: the docs build every output check reads, built once per session."""
+"""Shared fixtures: the docs build every output check reads, built once per test run.
+
+Under pytest-xdist (``make test`` runs two workers) each worker is a session of its
+own; a file lock and a marker naming the run make the first worker build the site
+and the others read that same build instead of building it again.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +11,10 @@ import os
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
+from fxsite import ROOT
 from fxsite.drift.build import build_docs
-from fxsite.drift.extract import ROOT
 
 BUILD_DIR = Path(os.environ.get("FXGUIDE_BUILD_DIR", ROOT / "_build"))
 
@@ -16,7 +22,16 @@ BUILD_DIR = Path(os.environ.get("FXGUIDE_BUILD_DIR", ROOT / "_build"))
 @pytest.fixture(scope="session")
 def built_site() -> Path:
     """Build the whole site the way ``make docs`` would here (CI re-executes everything)."""
-    done = build_docs(BUILD_DIR)
-    if done.returncode != 0:
-        pytest.fail(f"the docs build failed (exit {done.returncode}):\n{done.stdout[-15000:]}", pytrace=False)
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")  # shared by the workers of one run
+    BUILD_DIR.mkdir(parents=True, exist_ok=True)
+    marker = BUILD_DIR / ".built-for-test-run"
+    with FileLock(str(BUILD_DIR / ".build.lock")):
+        if run is not None and marker.is_file() and marker.read_text() == run:
+            return BUILD_DIR  # another worker of this run built it
+        marker.unlink(missing_ok=True)
+        done = build_docs(BUILD_DIR)
+        if done.returncode != 0:
+            pytest.fail(f"the docs build failed (exit {done.returncode}):\n{done.stdout[-15000:]}", pytrace=False)
+        if run is not None:
+            marker.write_text(run)
     return BUILD_DIR
