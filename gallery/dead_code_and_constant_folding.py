@@ -50,18 +50,25 @@ before = draw(gm, title="traced")
 
 # %%
 # Look at ``_tensor_constant0``: the tracer has already computed
-# ``self.std + 1e-5``. During symbolic tracing, buffers are real tensors (only
-# parameters are read through ``get_attr`` proxies), so arithmetic on buffers
-# alone runs once at trace time and its result is stored in the module.
-# The ``exp`` of the parameter, though, is recorded and would run on every call.
+# ``self.std + 1e-5``. During symbolic tracing, buffers are real tensors: the
+# tracer hands out proxies for parameters, and for buffers only when told to.
+
+print("fx.Tracer.proxy_buffer_attributes:", fx.Tracer.proxy_buffer_attributes)
+
+# %%
+# So arithmetic on buffers alone runs once at trace time, and its result is
+# stored in the module. (``self.mean`` still appears as a ``get_attr`` node:
+# a real tensor that is an attribute of the module is read by name.) The
+# ``exp`` of the parameter, though, is recorded and would run on every call.
 
 # %%
 # Dead-code elimination
 # ---------------------
 #
-# ``Graph.eliminate_dead_code`` deletes, from the end backwards, every node
-# that has no users and no side effects. It returns whether anything changed;
-# the code must be regenerated afterwards.
+# ``Graph.eliminate_dead_code``, introduced in the tutorial's
+# :ref:`erasing section <transformations-erase>`, deletes every node that has
+# no users and no side effects, and returns whether anything changed; the code
+# must be regenerated afterwards.
 
 print("changed:", gm.graph.eliminate_dead_code())
 gm.recompile()

@@ -9,29 +9,57 @@ example inserts an observer after chosen nodes, calibrates on a few batches,
 then swaps every observer for a fake-quantization step that rounds values to
 the 256-level grid, so the float model shows the error quantization would add.
 (torch's FX graph-mode quantization API in ``torch.ao`` is deprecated; the
-mechanism fits in :mod:`fxguide.transforms.observers`.)
+mechanism fits in a few lines, written out below. The observer and
+fake-quantize modules come from :mod:`fxguide.transforms.observers`, whose
+``insert_observers`` is the same pass with argument checks.)
 """
 
 # %%
-# Choose where to observe
-# -----------------------
+# Insert the observers
+# --------------------
 #
-# :func:`fxguide.transforms.observers.insert_observers` takes a condition on nodes. Here:
-# the output of every linear layer and every ReLU.
+# The pass is a direct graph edit, the one the tutorial teaches in
+# :ref:`Inserting a node <transformations-insert>`: for every chosen node,
+# register a :class:`~fxguide.transforms.observers.MinMaxObserver` submodule
+# (it passes values through and remembers the smallest and largest), add a
+# ``call_module`` node right after the chosen one, and point the chosen
+# node's users at it. ``delete_user_cb`` keeps the observer itself reading the
+# original node.
+
+import copy
 
 import matplotlib.pyplot as plt
 import torch
+import torch.fx as fx
 from torch import nn
 
 from fxguide.display import show_code
 from fxguide.models import SmallMLP
 from fxguide.models import seeded
-from fxguide.transforms.observers import calibrate, convert_to_fake_quant, insert_observers, observers
+from fxguide.transforms.observers import FakeQuantize, MinMaxObserver
+
+
+def insert_observers(model: nn.Module, where) -> fx.GraphModule:
+    gm = fx.symbolic_trace(copy.deepcopy(model))  # the caller's model stays as it was
+    chosen = [node for node in gm.graph.nodes if node.op not in ("placeholder", "output") and where(node)]
+    for node in chosen:
+        name = f"observe_{node.name}"
+        gm.add_submodule(name, MinMaxObserver())
+        with gm.graph.inserting_after(node):
+            observer = gm.graph.call_module(name, (node,))
+        node.replace_all_uses_with(observer, delete_user_cb=lambda user: user is not observer)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+
+
+# %%
+# Choose where to observe: the output of every linear layer and every ReLU.
 
 model = seeded(SmallMLP).eval()
 
 
-def linear_or_relu(node) -> bool:
+def linear_or_relu(node: fx.Node) -> bool:
     if node.op == "call_module":
         return isinstance(model.get_submodule(node.target), nn.Linear)
     return node.op == "call_function" and node.target is torch.relu
@@ -49,8 +77,13 @@ show_code(observed)
 
 gen = torch.Generator().manual_seed(0)
 batches = [torch.randn(32, 8, generator=gen) for _ in range(10)]
-print(calibrate(observed, batches), "batches")
-for name, obs in observers(observed).items():
+with torch.no_grad():
+    for batch in batches:
+        torch.testing.assert_close(observed(batch), model(batch))
+print(len(batches), "batches: the observed model's outputs equal the model's")
+
+found = {name: module for name, module in observed.named_children() if isinstance(module, MinMaxObserver)}
+for name, obs in found.items():
     scale, zero = obs.scale_zero_point(bits=8)
     print(f"{name:<18} min {obs.min_val:8.4f}  max {obs.max_val:8.4f}  scale {scale:.5f}  zero point {zero}")
 
@@ -58,20 +91,32 @@ for name, obs in observers(observed).items():
 # Fake-quantize and measure the error
 # -----------------------------------
 #
-# After conversion, each observer is a ``FakeQuantize`` module that rounds to
-# the grid and back. On fresh inputs the outputs now differ from the float
-# model by roughly the grid steps accumulated along the way; with 4 bits the
-# grid has 15 steps instead of 255, and the error grows with it.
+# Converting needs no graph edit at all: each ``observe_*`` node calls a
+# submodule by name, so replacing the submodule under that name changes what
+# the node runs. A :class:`~fxguide.transforms.observers.FakeQuantize` rounds
+# to the grid the observed range allows and maps back to floats. On fresh
+# inputs the outputs then differ from the float model by roughly the grid
+# steps accumulated along the way; with 4 bits the grid has 15 steps instead
+# of 255, and the error grows with it.
+
+
+def convert_to_fake_quant(observed: fx.GraphModule, bits: int) -> fx.GraphModule:
+    converted = copy.deepcopy(observed)
+    for name, obs in found.items():
+        scale, zero_point = obs.scale_zero_point(bits)
+        converted.add_submodule(name, FakeQuantize(scale, zero_point, bits))  # replaces the observer
+    return converted
+
 
 test = torch.randn(256, 8, generator=gen)
 with torch.no_grad():
     reference = model(test)
     errors = {}
     for bits in (8, 6, 4):
-        fake = convert_to_fake_quant(observed, bits=bits)
+        fake = convert_to_fake_quant(observed, bits)
         errors[bits] = (fake(test) - reference).abs().max().item()
         print(f"{bits} bits: max abs error {errors[bits]:.4f}")
-print(convert_to_fake_quant(observed).get_submodule("observe_fc1"))
+print(convert_to_fake_quant(observed, 8).get_submodule("observe_fc1"))
 
 fig, ax = plt.subplots(figsize=(5, 3.2))
 ax.bar([f"{b} bits" for b in errors], list(errors.values()), color="#5a8")

@@ -5,7 +5,7 @@ Replace one operation everywhere
 The smallest useful transform: find every node that calls ``torch.add`` (or
 the ``+`` operator) and make it call ``torch.mul`` instead. It shows the whole
 life of an FX transform in a few lines: trace, walk the nodes, edit, recompile,
-check.
+check. (The tutorial's :doc:`/transformations` page explains each step.)
 """
 
 # %%

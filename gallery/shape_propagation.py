@@ -7,7 +7,8 @@ operation, not the size of the tensor it will produce. Running the graph once
 on an example input fills that in. ``torch.fx.passes.shape_prop.ShapeProp``
 is an ``Interpreter`` that does exactly this and stores the result in each
 node's ``meta``; passes that need shapes (memory planning, fusion checks,
-pictures like the one below) read it from there.
+pictures like the one below) read it from there. (The tutorial page
+:doc:`/interpreters` builds the same idea by hand first.)
 """
 
 # %%

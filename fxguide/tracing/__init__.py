@@ -8,5 +8,6 @@
 - :mod:`fxguide.tracing.features`: feature extraction by node name;
 - :mod:`fxguide.tracing.concrete`: a tracer that runs the model on a real input
   and guards every decision Python took;
-- :mod:`fxguide.tracing.tool_survey`: one model through every capture tool.
+- :mod:`fxguide.tracing.tool_survey`: the bookkeeping around a capture function
+  (call it, try another input, name what happened) behind the tools table.
 """

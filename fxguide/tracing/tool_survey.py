@@ -1,21 +1,24 @@
-"""Run one capture tool on one dynamic model and say what it did: the survey behind a table.
+"""Call a capture on a dynamic model, try it on another input, and name what happened.
 
-The "Beyond symbolic tracing" page takes each model of
-:mod:`fxguide.models` through five tools (``TOOLS``). For each
-pair, :func:`survey` captures the model on its traced input, then calls the
-result on an input that takes another path and compares with eager mode. The
-verdict is computed from what happened, never written by hand:
+The "Beyond symbolic tracing" page writes one *capture* function per tool
+(``capture(model, example, graphs) -> callable``: capture ``model`` on
+``example``, append the FX graphs it made to ``graphs``, return what to call).
+:func:`survey` does the bookkeeping around it: it calls the capture on the
+case's traced input, calls the result on an input that takes another path,
+and compares with eager mode. The verdict is computed from what happened,
+never written by hand:
 
 - ``fails`` - capturing raised (the exception type is kept);
 - ``guards`` - the capture is specialized to the traced input, and the other
   input is refused with a guard error (fxguide's :class:`~fxguide.tracing.concrete.GuardError`,
-  or torch's ``Guard failed`` assertion);
+  or torch's ``Guard failed`` assertion, whose condition is quoted);
 - ``silently specializes`` - the other input runs the traced path anyway and
   gives a wrong result or fails inside the graph;
-- ``recompiles`` - the other input gives the eager result (``torch.compile``
-  captures new graphs for it);
-- ``graph break`` - ``torch.compile`` split the traced input's code into
-  several graphs.
+- ``recompiles`` - the other input gives the eager result, from graphs the
+  capture added for it (``torch.compile``);
+- ``general`` - the other input gives the eager result from the same graphs;
+- ``graph break`` - the capture split the traced input's code into several
+  graphs.
 """
 
 from __future__ import annotations
@@ -30,11 +33,15 @@ from typing import Any
 
 import torch
 import torch.fx as fx
+from torch import nn
 
-from fxguide.tracing.concrete import GuardError, concrete_trace
+from fxguide.tracing.concrete import GuardError
 from fxguide.models import Case
 
-TOOLS = ("symbolic_trace", "concrete_trace", "make_fx", "torch.export", "torch.compile")
+Capture = Callable[[nn.Module, torch.Tensor, list], Callable[..., Any]]
+"""``capture(model, example, graphs)``: capture, append the graphs made, return what to call."""
+
+_TORCH_GUARD = "Guard failed: "
 
 
 @dataclass
@@ -51,7 +58,12 @@ class Outcome:
 
     @property
     def verdict(self) -> str:
-        """Return a short table cell, such as ``fails (TraceError)``, ``guards``, ``graph break, recompiles``, ..."""
+        """A short table cell, such as ``fails (TraceError)``, ``guards (x.size()[1] == 4)``, ``recompiles``.
+
+        >>> Outcome("export", "m", other="refused by a guard",
+        ...         other_error=AssertionError("Guard failed: x.size()[1] >= 4")).verdict
+        'guards (x.size()[1] >= 4)'
+        """
         if self.error is not None:
             return f"fails ({type(self.error).__name__})"
         parts = []
@@ -60,7 +72,9 @@ class Outcome:
         if self.other == "same as eager":
             parts.append("recompiles" if self.recompiled else "general")
         elif self.other == "refused by a guard":
-            parts.append("guards")
+            message = str(self.other_error or "")
+            detail = message[len(_TORCH_GUARD):].splitlines()[0] if message.startswith(_TORCH_GUARD) else ""
+            parts.append(f"guards ({detail})" if detail else "guards")
         else:
             parts.append(f"silently specializes ({self.other})")
         return ", ".join(parts)
@@ -88,85 +102,60 @@ def _first_line(error: BaseException) -> str:
 
 @contextlib.contextmanager
 def _quiet() -> Iterator[None]:
-    """Silence what torch logs or prints to stderr while capturing (it names PIDs and paths)."""
+    """Silence what torch logs or prints while capturing (it names PIDs, paths and partial graphs)."""
     logging.disable(logging.CRITICAL)
     try:
-        with contextlib.redirect_stderr(io.StringIO()):
+        with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
             yield
     finally:
         logging.disable(logging.NOTSET)
 
 
 def _is_guard(error: BaseException) -> bool:
-    return isinstance(error, GuardError) or str(error).startswith("Guard failed")
+    return isinstance(error, GuardError) or str(error).startswith(_TORCH_GUARD)
 
 
-def _capture(tool: str, case: Case, outcome: Outcome) -> Callable[..., Any]:
-    model, x = case.model, case.traced_input
-    if tool == "symbolic_trace":
-        gm = fx.symbolic_trace(model)
-        outcome.graphs.append(gm)
-        return gm
-    if tool == "concrete_trace":
-        gm = concrete_trace(model, (x,))
-        outcome.graphs.append(gm)
-        return gm
-    if tool == "make_fx":
-        from torch.fx.experimental.proxy_tensor import make_fx
+def survey(tool: str, capture: Capture, case: Case) -> Outcome:
+    """Capture ``case.model`` with ``capture`` on its traced input, then try the other input.
 
-        gm = make_fx(model)(x)
-        outcome.graphs.append(gm)
-        return gm
-    if tool == "torch.export":
-        module = torch.export.export(model, (x,)).module()  # the graph, plus its input checks
-        outcome.graphs.append(module)
-        return module
-    if tool == "torch.compile":
-        torch._dynamo.reset()
-
-        def counting_backend(gm: fx.GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
-            outcome.graphs.append(gm)
-            return gm.forward
-
-        compiled = torch.compile(model, backend=counting_backend)
-        compiled(x)
-        return compiled
-    raise ValueError(f"survey: unknown tool {tool!r}; choose one of {', '.join(TOOLS)}")
-
-
-def survey(tool: str, case: Case) -> Outcome:
-    """Capture ``case.model`` with ``tool`` on its traced input, then try the other input.
-
+    >>> import torch.fx as fx
     >>> from fxguide.models import cases
-    >>> survey("symbolic_trace", cases()[0]).verdict
+    >>> def with_symbolic_trace(model, example, graphs):
+    ...     graphs.append(fx.symbolic_trace(model))
+    ...     return graphs[-1]
+    >>> survey("symbolic_trace", with_symbolic_trace, cases()[0]).verdict
     'fails (TraceError)'
-    >>> survey("concrete_trace", cases()[0]).verdict
-    'guards'
     """
-    if tool not in TOOLS:
-        raise ValueError(f"survey: unknown tool {tool!r}; choose one of {', '.join(TOOLS)}")
+    if not isinstance(tool, str) or not tool:
+        raise TypeError(f"survey: tool must be a non-empty str naming the capture, got {tool!r}")
+    if not callable(capture):
+        raise TypeError(f"survey: capture must be a function (model, example, graphs) -> callable, "
+                        f"got {type(capture).__name__}")
     if not isinstance(case, Case):
         raise TypeError(f"survey: expected a fxguide.models.Case, got {type(case).__name__}")
     outcome = Outcome(tool, case.name)
-    with _quiet():
-        try:
-            captured = _capture(tool, case, outcome)
-        except Exception as error:  # the verdict records which exception
-            outcome.error = error
-            return outcome
-        first = len(outcome.graphs)
-        try:
-            result = captured(case.other_input)
-        except Exception as error:
-            outcome.other_error = error
-            outcome.other = "refused by a guard" if _is_guard(error) else f"{type(error).__name__} inside"
-        else:
-            same = torch.allclose(result, case.model(case.other_input))
-            outcome.other = "same as eager" if same else "wrong result"
-        if tool == "torch.compile":
-            outcome.recompiled = len(outcome.graphs) - first
+    try:
+        with _quiet():
+            try:
+                captured = capture(case.model, case.traced_input, outcome.graphs)
+            except Exception as error:  # the verdict records which exception
+                outcome.error = error
+                return outcome
+            if not callable(captured):
+                raise TypeError(f"survey: the {tool} capture returned {type(captured).__name__}, not a callable")
+            first = len(outcome.graphs)
+            try:
+                result = captured(case.other_input)
+            except Exception as error:
+                outcome.other_error = error
+                outcome.other = "refused by a guard" if _is_guard(error) else f"{type(error).__name__} inside"
+            else:
+                same = torch.allclose(result, case.model(case.other_input))
+                outcome.other = "same as eager" if same else "wrong result"
+            outcome.recompiled = len(outcome.graphs) - first  # graphs added for the other input
             del outcome.graphs[first:]
-            torch._dynamo.reset()
+    finally:
+        torch._dynamo.reset()  # forget compiled code, so each survey starts afresh
     return outcome
 
 
@@ -209,11 +198,15 @@ class Survey(dict[str, Outcome]):
         printer.text(repr(self))
 
 
-def survey_all(tool: str, models: Iterable[Case]) -> Survey:
-    """:func:`survey` one tool on several models, keyed by model name.
+def survey_all(tool: str, capture: Capture, models: Iterable[Case]) -> Survey:
+    """:func:`survey` one capture on several models, keyed by model name.
 
+    >>> import torch.fx as fx
     >>> from fxguide.models import cases
-    >>> survey_all("symbolic_trace", cases()[2:])
+    >>> def with_symbolic_trace(model, example, graphs):
+    ...     graphs.append(fx.symbolic_trace(model))
+    ...     return graphs[-1]
+    >>> survey_all("symbolic_trace", with_symbolic_trace, cases()[2:])
     loop over rows: fails (TypeError)
       capture -> TypeError: 'Proxy' object cannot be interpreted as an integer
     int from shape: fails (TypeError)
@@ -222,7 +215,7 @@ def survey_all(tool: str, models: Iterable[Case]) -> Survey:
     models = list(models)
     if not models:
         raise ValueError("survey_all: expected at least one Case (e.g. fxguide.models.cases())")
-    return Survey({case.name: survey(tool, case) for case in models})
+    return Survey({case.name: survey(tool, capture, case) for case in models})
 
 
 def survey_table(outcomes: list[Outcome]) -> MarkdownTable:
