@@ -95,6 +95,9 @@ def test_the_site_reads_the_rest_of_a_damaged_store_and_says_which_file_it_skipp
     assert f"{store / 'docs' / 'page.md.txt'} cannot be read: line 4: merge-conflict marker" in err
     page = compat.render_page(compat.load_reports(store.parent / "no-drift"), current)
     assert "```{warning}" in page and "page.md.txt`: line 4: merge-conflict marker" in page
+    assert compat.verified_sentence([], current) == (f"Every output shown here is verified on torch {REFERENCE_TORCH}."
+                                                     " The expected outputs in 2 damaged files of the store are not "
+                                                     "counted (see Compatibility).")
 
 
 # -- the check: drift (1) and could not run (2) are told apart -------------------------------

@@ -170,9 +170,12 @@ def verified_sentence(reports: list[dict], current: dict[str, dict[int, snapshot
             extra += (f", {len(cov.not_run)} not run without {_versions_text(sorted(cov.unavailable))}"
                       if cov.not_run else "")
             details.append(f"{report['torch']} ({len(cov.same)} of {total} outputs the same{extra})")
+    damaged = len(getattr(current, "damaged", {}))
+    caveat = (f" The expected outputs in {damaged} damaged file{'s' if damaged > 1 else ''} of the store are not "
+              "counted (see Compatibility)." if damaged else "")
     if all(d.endswith("(every output)") for d in details):
-        return f"Every output shown here is verified on torch {_versions_text(versions)}."
-    return f"Verified on torch {_versions_text(details)}."
+        return f"Every output shown here is verified on torch {_versions_text(versions)}.{caveat}"
+    return f"Verified on torch {_versions_text(details)}.{caveat}"
 
 
 def _snippet_list(kind: str, indices: list[int]) -> str:
