@@ -352,8 +352,36 @@ def test_the_committed_reports_are_well_formed():
 # -- the side environment -----------------------------------------------------------------
 
 
+# What the reference environment's metadata says (importlib.metadata.requires), cut down: the tests
+# must not depend on the environment running them (a drift run runs them beside another torch).
+REQUIRES = {
+    "torch": ["filelock", "sympy>=1.13.3", "networkx>=2.5.1", "jinja2",
+              'cuda-toolkit[cublas,cudart]==13.0.3; platform_system == "Linux"',
+              'cuda-bindings<14,>=13.0.3; platform_system == "Linux" and python_version < "3.15"',
+              'nvidia-cudnn-cu13==9.24.0.43; platform_system == "Linux"',
+              'triton~=3.8.0; platform_system == "Linux" and python_version < "3.15"'],
+    "cuda-toolkit": ['nvidia-cublas==13.1.1.3; extra == "cublas"', 'nvidia-cuda-runtime==13.0.96; extra == "cudart"',
+                     'nvidia-cufft==12.0.0.61; extra == "cufft"'],
+    "cuda-bindings": ["cuda-pathfinder~=1.1"],
+    "nvidia-cudnn-cu13": ["nvidia-cublas"],
+    "torchvision": ["numpy", "torch (>=2.14.0)", "pillow (!=8.3.*,>=5.3.0)"],
+    "timm": ["torch", "torchvision", "pyyaml", "huggingface_hub", "safetensors"],
+    "transformers": ["filelock", "numpy>=1.17", 'torch>=2.2; extra == "torch"'],
+    "sphinx": ["docutils"],
+}
+
+
 def _reference_requires(name: str):
-    return side_env._reference_requires(name)
+    return REQUIRES.get(name, [])
+
+
+def test_the_reference_environment_has_what_the_cut_down_metadata_says():
+    if side_env._reference_requires("torchvision") is None:
+        pytest.skip("runs beside the reference torch only (this environment has no torchvision)")
+    for name in ("torchvision", "timm"):
+        assert {side_env._name(r) for r in side_env._reference_requires(name) if ";" not in r} == \
+            {side_env._name(r) for r in REQUIRES[name]}, name
+    assert "triton" in side_env.torch_build_packages(side_env._reference_requires)
 
 
 def test_a_side_environment_pins_everything_but_torch_and_what_is_built_for_it():
@@ -369,9 +397,9 @@ def test_a_side_environment_pins_everything_but_torch_and_what_is_built_for_it()
 
 
 def test_torch_build_packages_are_its_cuda_libraries_and_triton_not_its_portable_needs():
-    build = side_env.torch_build_packages(_reference_requires)
-    assert "triton" in build and any(name.startswith("nvidia-") for name in build)
-    assert not build & {"sympy", "networkx", "jinja2", "filelock", "numpy", "torch"}
+    assert side_env.torch_build_packages(_reference_requires) == {
+        "cuda-toolkit", "nvidia-cublas", "nvidia-cuda-runtime", "cuda-bindings", "cuda-pathfinder",
+        "nvidia-cudnn-cu13", "triton"}, "nvidia-cufft is behind an extra torch does not ask for"
 
 
 @pytest.mark.parametrize("torch_version, line", [("2.13.0", "0.28"), ("2.14.1", "0.29"), ("2.15.0", "0.30")])
@@ -421,7 +449,7 @@ LIBS = ["torchvision>=0.20", "timm>=1.0"]
 def test_a_library_that_installs_but_cannot_import_is_removed_and_so_is_what_needs_it(tmp_path, monkeypatch):
     commands = _fake_side_env(monkeypatch, tmp_path, installs={"torchvision", "timm"}, imports={"timm"})
     unavailable = side_env._install_torch_libraries(tmp_path / "python", tmp_path / "c.txt", "2.13.0", LIBS,
-                                                    tmp_path / "log", tmp_path)
+                                                    tmp_path / "log", tmp_path, _reference_requires)
     assert unavailable == {
         "torchvision": "not installable with torch 2.13.0 (import fails: RuntimeError: operator torchvision::nms "
                        "does not exist)",
@@ -434,7 +462,7 @@ def test_a_library_that_installs_but_cannot_import_is_removed_and_so_is_what_nee
 def test_a_library_pip_cannot_resolve_is_reported_with_pips_words(tmp_path, monkeypatch):
     _fake_side_env(monkeypatch, tmp_path, installs={"timm"}, imports={"timm"})
     unavailable = side_env._install_torch_libraries(tmp_path / "python", tmp_path / "c.txt", "2.15.0", LIBS,
-                                                    tmp_path / "log", tmp_path)
+                                                    tmp_path / "log", tmp_path, _reference_requires)
     assert unavailable["torchvision"] == ("not installable with torch 2.15.0 (pip: ERROR: No matching distribution "
                                           "found for torchvision>=0.20)")
     assert unavailable["timm"].startswith("needs torchvision, which is not installable with torch 2.15.0")
@@ -443,7 +471,7 @@ def test_a_library_pip_cannot_resolve_is_reported_with_pips_words(tmp_path, monk
 def test_libraries_that_install_and_import_are_kept(tmp_path, monkeypatch):
     _fake_side_env(monkeypatch, tmp_path, installs={"torchvision", "timm"}, imports={"torchvision", "timm"})
     assert side_env._install_torch_libraries(tmp_path / "python", tmp_path / "c.txt", "2.14.0", LIBS,
-                                             tmp_path / "log", tmp_path) == {}
+                                             tmp_path / "log", tmp_path, _reference_requires) == {}
 
 
 # -- what a missing library keeps from running is reported apart from drift ----------------------

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from fxsite.drift import __main__ as cli
 from fxsite.drift import compat, side_env, snapshots
@@ -20,6 +21,7 @@ from fxsite.drift.compare import CHANGED, MISSING_LIBRARY, SAME, UNREADABLE, com
 from fxsite.drift.extract import ROOT, Snippet
 from fxsite.drift.report import REFERENCE_TORCH, write_report
 
+TORCH = torch.__version__.split("+")[0]  # what `record` writes in each snapshot's first line
 PAGE = "docs/page.md"
 SCRIPT = "gallery/example.py"
 
@@ -44,8 +46,8 @@ def store(tmp_path, monkeypatch) -> Path:
     """A healthy store in tmp_path holding the snapshots of one page and one script."""
     expected = tmp_path / "tests" / "expected"
     monkeypatch.setattr(snapshots, "EXPECTED", expected)
-    snapshots.write(PAGE, shown(), REFERENCE_TORCH)
-    snapshots.write(SCRIPT, [Snippet(SCRIPT, 1, 8, "fine")], REFERENCE_TORCH)
+    snapshots.write(PAGE, shown(), TORCH)
+    snapshots.write(SCRIPT, [Snippet(SCRIPT, 1, 8, "fine")], TORCH)
     assert snapshots.damage(expected) == {}
     return expected
 

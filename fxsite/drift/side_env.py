@@ -301,8 +301,12 @@ def unavailable_libraries(python: Path) -> dict[str, str]:
 
 
 def _install_torch_libraries(python: Path, constraints: Path, torch_version: str, libraries: list[str],
-                             log: Path, root: Path) -> dict[str, str]:
-    """Install each library built against torch on its own; return those that cannot be installed or imported."""
+                             log: Path, root: Path,
+                             requires: Callable[[str], list[str] | None] = _reference_requires) -> dict[str, str]:
+    """Install each library built against torch on its own; return those that cannot be installed or imported.
+
+    ``requires`` gives each library's requirements (to skip those needing one that failed).
+    """
     unavailable: dict[str, str] = {}
     names = [_name(r) for r in libraries]
     for requirement, name in zip(libraries, names):
@@ -322,7 +326,7 @@ def _install_torch_libraries(python: Path, constraints: Path, torch_version: str
         if reason:
             print(f"  {name}: {reason}", flush=True)
             unavailable[name] = reason
-            for other in dependents(name, libraries, _reference_requires):
+            for other in dependents(name, libraries, requires):
                 unavailable.setdefault(other, f"needs {name}, which is {reason}")
     return unavailable
 
