@@ -425,11 +425,14 @@ def _fake_side_env(monkeypatch, tmp_path, *, installs: set[str], imports: set[st
     """Make pip install only ``installs`` and Python import only ``imports``; return the commands run."""
     commands: list[list[str]] = []
 
+    (tmp_path / "c.txt").write_text("numpy==2.4.6\ntorchvision==0.30.*\n")
+
     def run(command, log, **kwargs):
         commands.append(command)
         if command[3] == "install" and command[-1].split(">")[0].split("=")[0] not in installs:
             raise side_env.DriftToolingError(f"pip ... failed (exit 1); last lines of {log}:\n"
-                                             f"ERROR: No matching distribution found for {command[-1]}")
+                                             f"ERROR: No matching distribution found for {command[-1]}\n"
+                                             "ERROR: ResolutionImpossible: for help visit https://pip.pypa.io")
 
     def probe(command, **kwargs):
         module = command[-1].removeprefix("import ")
@@ -464,7 +467,7 @@ def test_a_library_pip_cannot_resolve_is_reported_with_pips_words(tmp_path, monk
     unavailable = side_env._install_torch_libraries(tmp_path / "python", tmp_path / "c.txt", "2.15.0", LIBS,
                                                     tmp_path / "log", tmp_path, _reference_requires)
     assert unavailable["torchvision"] == ("not installable with torch 2.15.0 (pip: ERROR: No matching distribution "
-                                          "found for torchvision>=0.20)")
+                                          "found for torchvision>=0.20; constraint torchvision==0.30.*)")
     assert unavailable["timm"].startswith("needs torchvision, which is not installable with torch 2.15.0")
 
 

@@ -291,6 +291,16 @@ def _last_line(text: str) -> str:
     return lines[-1][:300] if lines else ""
 
 
+def pip_error(text: str) -> str:
+    """The line of pip's output that says why it failed (its first ``ERROR:``), else its last line.
+
+    >>> pip_error("Collecting x\\nERROR: Cannot install x because of conflicts.\\nERROR: ResolutionImpossible: see")
+    'ERROR: Cannot install x because of conflicts.'
+    """
+    errors = [line.strip() for line in text.splitlines() if line.strip().startswith("ERROR:")]
+    return errors[0][:300] if errors else _last_line(text)
+
+
 UNAVAILABLE = ".fxguide-unavailable.json"
 
 
@@ -316,7 +326,9 @@ def _install_torch_libraries(python: Path, constraints: Path, torch_version: str
         try:
             _run([str(python), "-m", "pip", "install", "--quiet", "-c", str(constraints), requirement], log, cwd=root)
         except DriftToolingError as error:
-            reason = f"not installable with torch {torch_version} (pip: {_last_line(str(error))})"
+            pins = [line.strip() for line in Path(constraints).read_text().splitlines() if _pin_name(line) == name]
+            reason = (f"not installable with torch {torch_version} (pip: {pip_error(str(error)).rstrip('.')}"
+                      + (f"; constraint {pins[0]}" if pins else "") + ")")
         else:
             probe = subprocess.run([str(python), "-c", f"import {_module_of(requirement)}"], capture_output=True,
                                    text=True, check=False)
