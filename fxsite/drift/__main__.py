@@ -142,7 +142,8 @@ def _check(found: dict, version: str, report: Path | None, problems: list[str], 
         write_report(report, version, findings, build_problems=problems, unavailable=unavailable)
     same = sum(f.status == SAME for f in findings)
     print(f"torch {version}: {same} same, {len(drift)} drifted"
-          + (f", {len(not_run)} not run (a library torch {version} cannot install)" if not_run else ""))
+          + (f", {len(not_run)} not run (a library torch {version} cannot install)" if not_run else "")
+          + (f", {len(unreadable)} store file(s) unreadable" if unreadable else ""))
     if unreadable:
         print("\n".join(unreadable), file=sys.stderr)
         print(f"the check could not run completely: {len(unreadable)} file(s) of the expected-output store "

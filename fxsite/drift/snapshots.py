@@ -116,8 +116,8 @@ def loads(text: str, where: str = "snapshot") -> dict[int, Expected]:
     for number, raw in enumerate(text.splitlines(), 1):
         match = _HEADER.match(raw)
         if _CONFLICT.match(raw):
-            raise SnapshotError(f"{where}, line {number}: merge-conflict marker {raw[:20]!r}; resolve it by "
-                                "re-recording (`make update-expected`), not by hand")
+            raise SnapshotError(f"{where}, line {number}: merge-conflict marker {raw[:20]!r} (a merge left both "
+                                "sides; re-record instead of resolving by hand)")
         if match:
             close()
             index = int(match.group(2))
