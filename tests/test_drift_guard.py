@@ -22,8 +22,8 @@ import torch.fx as fx
 
 from fxsite.drift import compat, side_env, snapshots
 from fxsite.drift.build import build_docs
-from fxsite.drift.compare import (CHANGED, NEWLY_RAISING, NO_LONGER_RAISING, NO_LONGER_SHOWN, NOT_RECORDED,
-                                   SAME, compare)
+from fxsite.drift.compare import (CHANGED, MISSING_LIBRARY, NEWLY_RAISING, NO_LONGER_RAISING, NO_LONGER_SHOWN,
+                                   NOT_RECORDED, SAME, compare)
 from fxsite.drift.extract import ROOT, Snippet, gallery_snippets, page_snippets
 from fxsite.drift.normalize import normalize
 from fxsite.drift.report import REFERENCE_TORCH, write_report
@@ -306,7 +306,7 @@ def test_the_compatibility_page_shows_each_difference_and_the_versions_checked(t
     _, current = _report(tmp_path, monkeypatch)
     reports = compat.load_reports(tmp_path / "drift")
     page = compat.render_page(reports, current)
-    assert f"| {OTHER} | {reports[0]['date']} | 1 | 1 (1 changed) | 0 | not run |" in page
+    assert f"| {OTHER} | {reports[0]['date']} | 1 | 1 (1 changed) | 0 | 0 | not run |" in page
     assert f"| `{SOURCE}` | 2 | cell 2 differ |" in page
     assert f"#### {OTHER}: `{SOURCE}`, cell 2 (line 20)" in page and "+    return sum_2" in page
     assert compat.verified_sentence(reports, current) == (
@@ -334,15 +334,17 @@ def test_releases_where_every_output_is_the_same_are_simply_listed(tmp_path, mon
 
 
 def test_the_committed_reports_are_well_formed():
-    statuses = {SAME, CHANGED, NEWLY_RAISING, NO_LONGER_RAISING, NOT_RECORDED, NO_LONGER_SHOWN}
+    statuses = {SAME, CHANGED, NEWLY_RAISING, NO_LONGER_RAISING, NOT_RECORDED, NO_LONGER_SHOWN, MISSING_LIBRARY}
     for folder in sorted((ROOT / "drift").glob("torch-*")):
-        report = json.loads((folder / "report.json").read_text())
+        report = compat.read_report(folder / "report.json")  # a corrupt one fails here, named by its path
         assert folder.name == f"torch-{side_env.check_version(report['torch'])}"
         counts: dict[str, int] = {}
         for entry in report["snippets"]:
             assert entry["status"] in statuses, entry
             assert bool(entry["diff"]) == (entry["status"] in {CHANGED, NEWLY_RAISING}) or entry["status"] in {
                 NO_LONGER_RAISING}, entry
+            if entry["status"] == MISSING_LIBRARY:
+                assert any(f"needs {lib}, " in entry["message"] for lib in report["unavailable"]), entry
             counts[entry["status"]] = counts.get(entry["status"], 0) + 1
         assert report["summary"] == dict(sorted(counts.items())), folder
 
@@ -350,12 +352,183 @@ def test_the_committed_reports_are_well_formed():
 # -- the side environment -----------------------------------------------------------------
 
 
-def test_a_side_environment_pins_everything_but_torch():
+# What the reference environment's metadata says (importlib.metadata.requires), cut down: the tests
+# must not depend on the environment running them (a drift run runs them beside another torch).
+REQUIRES = {
+    "torch": ["filelock", "sympy>=1.13.3", "networkx>=2.5.1", "jinja2",
+              'cuda-toolkit[cublas,cudart]==13.0.3; platform_system == "Linux"',
+              'cuda-bindings<14,>=13.0.3; platform_system == "Linux" and python_version < "3.15"',
+              'nvidia-cudnn-cu13==9.24.0.43; platform_system == "Linux"',
+              'triton~=3.8.0; platform_system == "Linux" and python_version < "3.15"'],
+    "cuda-toolkit": ['nvidia-cublas==13.1.1.3; extra == "cublas"', 'nvidia-cuda-runtime==13.0.96; extra == "cudart"',
+                     'nvidia-cufft==12.0.0.61; extra == "cufft"'],
+    "cuda-bindings": ["cuda-pathfinder~=1.1"],
+    "nvidia-cudnn-cu13": ["nvidia-cublas"],
+    "torchvision": ["numpy", "torch (>=2.14.0)", "pillow (!=8.3.*,>=5.3.0)"],
+    "timm": ["torch", "torchvision", "pyyaml", "huggingface_hub", "safetensors"],
+    "transformers": ["filelock", "numpy>=1.17", 'torch>=2.2; extra == "torch"'],
+    "sphinx": ["docutils"],
+}
+
+
+def _reference_requires(name: str):
+    return REQUIRES.get(name, [])
+
+
+def test_the_reference_environment_has_what_the_cut_down_metadata_says():
+    if side_env._reference_requires("torchvision") is None:
+        pytest.skip("runs beside the reference torch only (this environment has no torchvision)")
+    for name in ("torchvision", "timm"):
+        assert {side_env._name(r) for r in side_env._reference_requires(name) if ";" not in r} == \
+            {side_env._name(r) for r in REQUIRES[name]}, name
+    assert "triton" in side_env.torch_build_packages(side_env._reference_requires)
+
+
+def test_a_side_environment_pins_everything_but_torch_and_what_is_built_for_it():
     text = (ROOT / "constraints.txt").read_text()
-    side = side_env.side_constraints(text, "2.15.0")
+    build = side_env.torch_build_packages(_reference_requires)
+    side = side_env.side_constraints(text, "2.15.0", follow_torch=build)
     assert "torch==2.15.0" in side and f"torch=={REFERENCE_TORCH}" not in side
-    assert [l for l in side.splitlines() if not l.startswith("torch==")] == \
-        [l for l in text.splitlines() if not l.startswith("torch==")]
+    assert "torchvision==0.30.*" in side.splitlines()
+    kept = {"torch", "torchvision"} | build
+    assert [l for l in side.splitlines() if side_env._pin_name(l) not in kept] == \
+        [l for l in text.splitlines() if side_env._pin_name(l) not in kept]
+    assert not [l for l in side.splitlines() if side_env._pin_name(l) in build]
+
+
+def test_torch_build_packages_are_its_cuda_libraries_and_triton_not_its_portable_needs():
+    assert side_env.torch_build_packages(_reference_requires) == {
+        "cuda-toolkit", "nvidia-cublas", "nvidia-cuda-runtime", "cuda-bindings", "cuda-pathfinder",
+        "nvidia-cudnn-cu13", "triton"}, "nvidia-cufft is behind an extra torch does not ask for"
+
+
+@pytest.mark.parametrize("torch_version, line", [("2.13.0", "0.28"), ("2.14.1", "0.29"), ("2.15.0", "0.30")])
+def test_torchvision_follows_torch_minor_plus_15(torch_version, line):
+    assert side_env.companion_torchvision(torch_version) == line
+    assert f"torchvision=={line}.*" in side_env.side_constraints("torch==2.14.1\ntorchvision==0.29.1\n", torch_version)
+
+
+def test_the_libraries_built_against_torch_are_found_from_the_project_and_installed_first_needed_first():
+    requirements = side_env.extra_requirements((ROOT / "pyproject.toml").read_text(), ["docs", "test"])
+    assert any(r.startswith("transformers") for r in requirements) and "fxguide[draw,models]" not in requirements
+    libraries = side_env.torch_libraries(requirements, _reference_requires)
+    assert [side_env._name(r) for r in libraries] == ["torchvision", "timm"]
+    assert side_env.dependents("torchvision", libraries, _reference_requires) == ["timm"]
+
+
+def test_an_unknown_extra_is_refused():
+    with pytest.raises(ValueError, match="has no extra 'doc'"):
+        side_env.extra_requirements((ROOT / "pyproject.toml").read_text(), ["doc"])
+
+
+def _fake_side_env(monkeypatch, tmp_path, *, installs: set[str], imports: set[str]) -> list[list[str]]:
+    """Make pip install only ``installs`` and Python import only ``imports``; return the commands run."""
+    commands: list[list[str]] = []
+
+    (tmp_path / "c.txt").write_text("numpy==2.4.6\ntorchvision==0.30.*\n")
+
+    def run(command, log, **kwargs):
+        commands.append(command)
+        if command[3] == "install" and command[-1].split(">")[0].split("=")[0] not in installs:
+            raise side_env.DriftToolingError(f"pip ... failed (exit 1); last lines of {log}:\n"
+                                             f"ERROR: No matching distribution found for {command[-1]}\n"
+                                             "ERROR: ResolutionImpossible: for help visit https://pip.pypa.io")
+
+    def probe(command, **kwargs):
+        module = command[-1].removeprefix("import ")
+        if module in imports:
+            return side_env.subprocess.CompletedProcess(command, 0, "", "")
+        return side_env.subprocess.CompletedProcess(command, 1, "", "RuntimeError: operator torchvision::nms does "
+                                                                    "not exist")
+
+    monkeypatch.setattr(side_env, "_run", run)
+    monkeypatch.setattr(side_env.subprocess, "run", probe)
+    return commands
+
+
+LIBS = ["torchvision>=0.20", "timm>=1.0"]
+
+
+def test_a_library_that_installs_but_cannot_import_is_removed_and_so_is_what_needs_it(tmp_path, monkeypatch):
+    commands = _fake_side_env(monkeypatch, tmp_path, installs={"torchvision", "timm"}, imports={"timm"})
+    unavailable = side_env._install_torch_libraries(tmp_path / "python", tmp_path / "c.txt", "2.13.0", LIBS,
+                                                    tmp_path / "log", tmp_path, _reference_requires)
+    assert unavailable == {
+        "torchvision": "not installable with torch 2.13.0 (import fails: RuntimeError: operator torchvision::nms "
+                       "does not exist)",
+        "timm": "needs torchvision, which is not installable with torch 2.13.0 (import fails: RuntimeError: "
+                "operator torchvision::nms does not exist)"}
+    assert [c[3:] for c in commands] == [["install", "--quiet", "-c", str(tmp_path / "c.txt"), "torchvision>=0.20"],
+                                         ["uninstall", "--quiet", "-y", "torchvision"]], "timm is not even tried"
+
+
+def test_a_library_pip_cannot_resolve_is_reported_with_pips_words(tmp_path, monkeypatch):
+    _fake_side_env(monkeypatch, tmp_path, installs={"timm"}, imports={"timm"})
+    unavailable = side_env._install_torch_libraries(tmp_path / "python", tmp_path / "c.txt", "2.15.0", LIBS,
+                                                    tmp_path / "log", tmp_path, _reference_requires)
+    assert unavailable["torchvision"] == ("not installable with torch 2.15.0 (pip: ERROR: No matching distribution "
+                                          "found for torchvision>=0.20; constraint torchvision==0.30.*)")
+    assert unavailable["timm"].startswith("needs torchvision, which is not installable with torch 2.15.0")
+
+
+def test_libraries_that_install_and_import_are_kept(tmp_path, monkeypatch):
+    _fake_side_env(monkeypatch, tmp_path, installs={"torchvision", "timm"}, imports={"torchvision", "timm"})
+    assert side_env._install_torch_libraries(tmp_path / "python", tmp_path / "c.txt", "2.14.0", LIBS,
+                                             tmp_path / "log", tmp_path, _reference_requires) == {}
+
+
+# -- what a missing library keeps from running is reported apart from drift ----------------------
+
+WHY = "not installable with torch 2.13.0 (import fails: RuntimeError: operator torchvision::nms does not exist)"
+
+
+def _page_needing_torchvision() -> tuple[dict, list[Snippet]]:
+    reference = [Snippet(SOURCE, 1, 5, "tensor([1.])"), Snippet(SOURCE, 2, 9, "resnet18: 68 nodes"),
+                 Snippet(SOURCE, 3, 14, "fused")]
+    shown = [Snippet(SOURCE, 1, 5, "tensor([2.])"),  # real drift before the import
+             Snippet(SOURCE, 2, 9, "", "ModuleNotFoundError: No module named 'torchvision'"),
+             Snippet(SOURCE, 3, 14, "")]  # never ran: execution stopped at cell 2
+    return record(reference), shown
+
+
+def test_snippets_a_missing_library_kept_from_running_are_not_drift_but_say_what_they_need():
+    expected, shown = _page_needing_torchvision()
+    found = {f.index: f for f in compare(SOURCE, expected, shown, "2.13.0", unavailable={"torchvision": WHY})}
+    assert found[1].status == CHANGED, "drift before the failed import is still drift"
+    assert found[2].status == found[3].status == MISSING_LIBRARY
+    assert found[2].message == (f"{SOURCE}, cell 2 (line 9), torch 2.13.0: needs torchvision, {WHY}; "
+                                "not run, not counted as drift")
+
+
+def test_without_the_unavailable_list_a_missing_module_is_plain_drift():
+    expected, shown = _page_needing_torchvision()
+    assert [f.status for f in compare(SOURCE, expected, shown, "2.13.0")] == [CHANGED, NEWLY_RAISING, CHANGED]
+    found = compare(SOURCE, expected, shown, "2.13.0", unavailable={"timm": WHY})
+    assert [f.status for f in found] == [CHANGED, NEWLY_RAISING, CHANGED], "only the library that is missing counts"
+
+
+def test_the_report_and_the_compatibility_page_list_what_could_not_run(tmp_path, monkeypatch):
+    monkeypatch.setattr(snapshots, "EXPECTED", tmp_path / "expected")
+    expected, shown = _page_needing_torchvision()
+    snapshots.write(SOURCE, [Snippet(SOURCE, e.index, e.line, e.output) for e in expected.values()], REFERENCE_TORCH)
+    findings = compare(SOURCE, snapshots.load(SOURCE), shown, "2.13.0", unavailable={"torchvision": WHY})
+    json_path, md_path = write_report(tmp_path / "drift/torch-2.13.0", "2.13.0", findings,
+                                      unavailable={"torchvision": WHY})
+    data = json.loads(json_path.read_text())
+    assert data["summary"] == {CHANGED: 1, MISSING_LIBRARY: 2} and data["unavailable"] == {"torchvision": WHY}
+    md = md_path.read_text()
+    assert f"## Not run: libraries torch 2.13.0 cannot install\n\n- **torchvision**: {WHY}" in md
+    assert f"- {SOURCE}, cell 2 (line 9): needs torchvision, not installable with torch 2.13.0" in md
+    assert f"## {SOURCE}, snippet 1 (line 5): changed" in md and "snippet 2" not in md.split("not counted as drift")[1]
+    current = compat.current_snapshots(tmp_path / "expected")
+    reports = compat.load_reports(tmp_path / "drift")
+    page = compat.render_page(reports, current)
+    assert f"| 2.13.0 | {data['date']} | 0 | 1 (1 changed) | 0 | 2 (needs torchvision) | not run |" in page
+    assert f"| `{SOURCE}` | 3 | cell 1 differ; cells 2, 3 not run |" in page
+    assert f"Not installed: **torchvision**, {WHY}." in page
+    assert compat.verified_sentence(reports, current) == (f"Verified on torch {REFERENCE_TORCH} (every output) and "
+                                                          "2.13.0 (0 of 3 outputs the same, 2 not run without "
+                                                          "torchvision).")
 
 
 def test_a_side_environment_is_keyed_by_the_pins(tmp_path, monkeypatch):
@@ -385,6 +558,21 @@ def test_junit_results_give_each_test_its_outcome(tmp_path):
         {"test": "tests.test_a::test_ok", "outcome": "passed", "detail": ""},
         {"test": "tests.test_a::test_bad", "outcome": "failed", "detail": "assert 1 == 2"},
         {"test": "fxguide.x::f", "outcome": "skipped", "detail": "no"},
+    ]
+
+
+def test_a_test_that_fails_only_for_a_missing_library_is_not_run_not_failed(tmp_path):
+    junit = tmp_path / "junit.xml"
+    junit.write_text(
+        '<testsuites><testsuite name="pytest">'
+        '<testcase classname="tests.test_real" name="test_resnet"><error message="collection failure">'
+        "ImportError while importing test module\nE   ModuleNotFoundError: No module named 'torchvision'</error>"
+        '</testcase><testcase classname="tests.test_a" name="test_bad"><failure message="assert 1 == 2">'
+        "ModuleNotFoundError: No module named 'torchvisionx'</failure></testcase>"
+        "</testsuite></testsuites>")
+    assert side_env.junit_results(junit, {"torchvision": WHY}) == [
+        {"test": "tests.test_real::test_resnet", "outcome": "not run", "detail": f"needs torchvision, {WHY}"},
+        {"test": "tests.test_a::test_bad", "outcome": "failed", "detail": "assert 1 == 2"},
     ]
 
 

@@ -13,7 +13,11 @@ TORCH = torch.__version__.split("+")[0]
 
 
 def _check(source: str, actual) -> None:
-    drift = [f for f in compare(source, snapshots.load(source), actual, TORCH) if f.status != SAME]
+    try:
+        expected = snapshots.load(source)
+    except snapshots.SnapshotError as error:
+        pytest.fail(f"{error}\n\n`make update-expected` rewrites it from the build.", pytrace=False)
+    drift = [f for f in compare(source, expected, actual, TORCH) if f.status != SAME]
     if drift:
         pytest.fail("\n\n".join(f.message for f in drift) + "\n\nIf torch's new output is right: "
                     "`make update-expected`, then review `git diff tests/expected`.", pytrace=False)
@@ -36,3 +40,9 @@ def test_every_source_has_a_snapshot_and_no_snapshot_is_orphaned():
     recorded = {str(p.relative_to(snapshots.EXPECTED))[: -len(".txt")] for p in snapshots.EXPECTED.rglob("*.txt")}
     assert sources - recorded == set(), "pages or scripts without expected outputs: run `make update-expected`"
     assert recorded - sources == set(), "snapshots of sources that no longer exist: run `make update-expected`"
+
+
+def test_the_expected_output_store_holds_only_readable_snapshots():
+    damaged = snapshots.damage()
+    assert not damaged, "damaged files in the expected-output store (`make update-expected` repairs them):\n" + \
+        "\n".join(f"{path.relative_to(ROOT)}: {why}" for path, why in damaged.items())

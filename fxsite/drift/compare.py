@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import difflib
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from fxsite.drift.extract import ROOT, Snippet
@@ -14,6 +16,12 @@ NEWLY_RAISING = "newly raising"
 NO_LONGER_RAISING = "no longer raising"
 NOT_RECORDED = "not recorded"
 NO_LONGER_SHOWN = "no longer shown"
+# Not drift: the snippet could not run because a library the checked torch cannot install is missing.
+MISSING_LIBRARY = "missing library"
+# Not drift either: the recorded expectations of the source could not be read (a damaged store file).
+UNREADABLE = "unreadable expectation"
+DRIFT = (CHANGED, NEWLY_RAISING, NO_LONGER_RAISING, NOT_RECORDED, NO_LONGER_SHOWN)
+_NO_MODULE = re.compile(r"^ModuleNotFoundError: No module named '([\w.]+)'")
 
 
 @dataclass(frozen=True)
@@ -32,10 +40,52 @@ def _shown(s: Snippet) -> str:
     return "\n".join(part for part in (s.output, s.raised or "") if part)
 
 
+def missing_library(raised: str | None, unavailable: Mapping[str, str]) -> str | None:
+    """The library of ``unavailable`` whose absence made a snippet raise, if that is why it raised.
+
+    >>> missing_library("ModuleNotFoundError: No module named 'torchvision.ops'", {"torchvision": "..."})
+    'torchvision'
+    >>> missing_library("ModuleNotFoundError: No module named 'scipy'", {"torchvision": "..."}) is None
+    True
+    """
+    match = _NO_MODULE.match(raised or "")
+    if not match:
+        return None
+    top = match.group(1).split(".")[0]
+    return next((lib for lib in unavailable if lib.lower().replace("-", "_") == top), None)
+
+
 def compare(
+    source: str, expected: dict[int, Expected] | None, actual: list[Snippet], torch_version: str,
+    *, unavailable: Mapping[str, str] | None = None,
+) -> list[Finding]:
+    """One :class:`Finding` per snippet of ``source`` (shown or recorded).
+
+    ``unavailable`` maps a library the checked torch cannot install to why. From the
+    first snippet that fails to import one, every snippet of ``source`` that does not
+    show its recorded output is reported as :data:`MISSING_LIBRARY` (it could not
+    run), not as drift.
+    """
+    findings = _compare(source, expected, actual, torch_version)
+    if not unavailable:
+        return findings
+    blocked: str | None = None
+    raised_by = {s.index: s.raised for s in actual}
+    marked = []
+    for f in findings:
+        blocked = blocked or missing_library(raised_by.get(f.index), unavailable)
+        if blocked and f.status != SAME:
+            kind = "cell" if source.endswith(".md") else "block"
+            f = Finding(source, f.index, f.line, MISSING_LIBRARY,
+                        message=f"{source}, {kind} {f.index} (line {f.line}), torch {torch_version}: needs {blocked}, "
+                                f"{unavailable[blocked]}; not run, not counted as drift")
+        marked.append(f)
+    return marked
+
+
+def _compare(
     source: str, expected: dict[int, Expected] | None, actual: list[Snippet], torch_version: str
 ) -> list[Finding]:
-    """One :class:`Finding` per snippet of ``source`` (shown or recorded)."""
     path = snapshot_path(source)
     snap = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
     if expected is None:

@@ -10,6 +10,7 @@ values are made deterministic by seeding, never normalized away.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import sysconfig
@@ -29,15 +30,20 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
+_HOME = re.compile(re.escape(os.path.expanduser("~")) + r"(?=/)") if os.path.expanduser("~") != "/" else re.compile("$^")
+
+
 def _path_rules() -> list[tuple[str, str]]:
-    """Absolute paths that differ between machines, longest first."""
+    """Absolute paths that differ between machines (also as their links resolve), longest first."""
     paths = {
         sysconfig.get_paths()["purelib"]: "<site-packages>",
         sysconfig.get_paths()["platlib"]: "<site-packages>",
         _REPO: "<repo>",
         tempfile.gettempdir(): "<tmp>",
         sys.prefix: "<prefix>",
+        sys.base_prefix: "<python>",  # the interpreter's own install: the standard library's frames
     }
+    paths.update({os.path.realpath(path): name for path, name in paths.items() if os.path.realpath(path) not in paths})
     return sorted(paths.items(), key=lambda item: -len(item[0]))
 
 
@@ -58,6 +64,7 @@ def normalize(text: str) -> str:
     for prefix, placeholder in _path_rules():
         text = text.replace(prefix, placeholder)
     text = re.sub(r"<tmp>/[^\s'\"]*", "<tmp>/…", text)
+    text = _HOME.sub("~", text)
     # where inside an installed package a warning or frame points: torch's own line
     # numbers move with every release and mean nothing to the reader
     text = re.sub(r"(<site-packages>/[^\s:'\"]+\.py):\d+", r"\1:<line>", text)

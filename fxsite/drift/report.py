@@ -17,7 +17,7 @@ from pathlib import Path
 
 from fxsite import ROOT
 from fxsite.drift import snapshots
-from fxsite.drift.compare import SAME, Finding
+from fxsite.drift.compare import MISSING_LIBRARY, SAME, Finding
 
 def _reference_torch() -> str:
     """The torch release ``constraints.txt`` pins: the reference every output is recorded on."""
@@ -42,7 +42,10 @@ def summarize(findings: list[Finding]) -> dict[str, int]:
 
 def _entry(finding: Finding, recorded: dict[str, dict[int, snapshots.Expected] | None]) -> dict:
     if finding.source not in recorded:
-        recorded[finding.source] = snapshots.load(finding.source)
+        try:
+            recorded[finding.source] = snapshots.load(finding.source)
+        except ValueError:  # a damaged snapshot: its finding already says so (UNREADABLE)
+            recorded[finding.source] = None
     expected = (recorded[finding.source] or {}).get(finding.index)
     entry = asdict(finding)
     entry["expected_digest"] = snapshots.digest(expected.output) if expected else None
@@ -50,8 +53,13 @@ def _entry(finding: Finding, recorded: dict[str, dict[int, snapshots.Expected] |
 
 
 def write_report(folder: Path, torch_version: str, findings: list[Finding],
-                 build_problems: list[str] | tuple[str, ...] = ()) -> tuple[Path, Path]:
-    """Write ``report.json`` and ``report.md`` into ``folder``; return both paths."""
+                 build_problems: list[str] | tuple[str, ...] = (),
+                 unavailable: dict[str, str] | None = None) -> tuple[Path, Path]:
+    """Write ``report.json`` and ``report.md`` into ``folder``; return both paths.
+
+    ``unavailable`` names the libraries the checked torch cannot install (library ->
+    why); the snippets they kept from running are listed apart, not as drift.
+    """
     if not findings:
         raise ValueError("write_report: no findings to report; was the docs build empty?")
     folder = Path(folder)
@@ -63,6 +71,7 @@ def write_report(folder: Path, torch_version: str, findings: list[Finding],
         "date": date.today().isoformat(),
         "python": platform.python_version(),
         "summary": summarize(findings),
+        "unavailable": dict(sorted((unavailable or {}).items())),
         "build_problems": list(build_problems),
         "snippets": [_entry(f, recorded) for f in findings],
     }
@@ -74,10 +83,20 @@ def write_report(folder: Path, torch_version: str, findings: list[Finding],
              f"Checked on {data['date']} (Python {data['python']}): {len(findings)} snippets from "
              f"{len(sources)} pages and scripts: " + ", ".join(f"{n} {s}" for s, n in data["summary"].items()) + ".",
              ""]
+    if unavailable:
+        lines += [f"## Not run: libraries torch {torch_version} cannot install", "",
+                  *[f"- **{lib}**: {why}" for lib, why in sorted(unavailable.items())], ""]
+        not_run = [f for f in findings if f.status == MISSING_LIBRARY]
+        if not_run:
+            lines += ["These snippets could not run without them (not counted as drift):", "",
+                      *[f"- {f.message.split(', torch ')[0]}: {f.message.split(': ', 1)[1].split(';')[0]}"
+                        for f in not_run], ""]
+        else:
+            lines += ["No page or example needed them.", ""]
     if build_problems:
         lines += ["The docs build reported:", "", *[f"- `{p}`" for p in build_problems], ""]
     for f in findings:
-        if f.status == SAME:
+        if f.status in {SAME, MISSING_LIBRARY}:
             continue
         lines += [f"## {f.source}, snippet {f.index} (line {f.line}): {f.status}", "", f.message.splitlines()[0], ""]
         if f.diff:

@@ -14,8 +14,10 @@
 4. writes ``drift/torch-<version>/report.json`` and ``report.md``.
 
 The reference torch (``fxsite.drift.report.REFERENCE_TORCH``) uses the
-reference environment itself. Exit status: 0 when the report was written,
-whatever drift it shows; 2 when the tooling could not produce one.
+reference environment itself. Exit status: 0 when the report was written and
+shows no drift; 1 when it was written and shows drift (an output that differs,
+a test that fails); 2 when the check could not run, in which case no report is
+written and a committed one stays as it was.
 """
 
 from __future__ import annotations
@@ -30,11 +32,14 @@ import sys
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Callable
 
 from fxsite.drift.extract import ROOT
 from fxsite.drift.report import REFERENCE_TORCH
 
 _VERSION = re.compile(r"^\d+\.\d+\.\d+$")
+# Bumped when the way a side environment is built changes, so that old ones are rebuilt.
+_RECIPE = "2: torch libraries installed one by one"
 _TORCH_PIN = re.compile(r"^torch==\S+$", re.MULTILINE)
 
 
@@ -68,7 +73,7 @@ def env_key(root: Path = ROOT) -> str:
     >>> len(env_key())
     12
     """
-    digest = hashlib.sha256()
+    digest = hashlib.sha256(_RECIPE.encode())
     for name in ("constraints.txt", "pyproject.toml"):
         path = Path(root) / name
         if not path.is_file():
@@ -77,16 +82,171 @@ def env_key(root: Path = ROOT) -> str:
     return digest.hexdigest()[:12]
 
 
-def side_constraints(constraints: str, torch_version: str) -> str:
-    """``constraints`` (the text of constraints.txt) with torch pinned to ``torch_version`` instead.
+def companion_torchvision(torch_version: str) -> str:
+    """The torchvision release line built for ``torch_version``: same major, minor + 15.
 
-    >>> side_constraints("numpy==2.4.6\\ntorch==2.13.0\\n", "2.14.1")
-    'numpy==2.4.6\\ntorch==2.14.1\\n'
+    >>> companion_torchvision("2.13.0"), companion_torchvision("2.15.0")
+    ('0.28', '0.30')
+    """
+    major, minor, _ = (int(p) for p in check_version(torch_version).split("."))
+    if major != 2:
+        raise ValueError(f"companion_torchvision: only torch 2.x has a known torchvision line, got {torch_version}")
+    return f"0.{minor + 15}"
+
+
+def _pin_name(line: str) -> str:
+    return re.split(r"[=<>!~\[; ]", line.strip(), maxsplit=1)[0].lower().replace("_", "-")
+
+
+def side_constraints(constraints: str, torch_version: str, *, follow_torch: frozenset[str] | set[str] = frozenset()
+                     ) -> str:
+    """``constraints`` (the text of constraints.txt) adapted to ``torch_version``.
+
+    torch is pinned to ``torch_version``; torchvision to the release line built for
+    it (its patch release left to pip); the packages of ``follow_torch`` (torch's own
+    build dependencies: CUDA libraries, triton) lose their pins, since each torch
+    build requires exact versions of its own. Everything else stays as pinned.
+
+    >>> side_constraints("numpy==2.4.6\\ntorch==2.14.1\\ntorchvision==0.29.1\\ntriton==3.8.0\\n", "2.15.0",
+    ...                  follow_torch={"triton"})
+    'numpy==2.4.6\\ntorch==2.15.0\\ntorchvision==0.30.*\\n'
     """
     check_version(torch_version)
     if len(_TORCH_PIN.findall(constraints)) != 1:
         raise ValueError("side_constraints: constraints.txt must pin torch exactly once (a line 'torch==X.Y.Z')")
-    return _TORCH_PIN.sub(f"torch=={torch_version}", constraints)
+    follow = {name.lower().replace("_", "-") for name in follow_torch}
+    lines = []
+    for line in constraints.splitlines(keepends=True):
+        name = _pin_name(line) if line.strip() and not line.lstrip().startswith("#") else ""
+        if name == "torch":
+            line = f"torch=={torch_version}\n"
+        elif name == "torchvision":
+            line = f"torchvision=={companion_torchvision(torch_version)}.*\n"
+        elif name in follow:
+            continue
+        lines.append(line)
+    return "".join(lines)
+
+
+def _name(requirement: str) -> str:
+    return _requirement(requirement).name.lower().replace("_", "-")
+
+
+def _requirement(text: str):
+    from packaging.requirements import Requirement
+
+    return Requirement(text)
+
+
+def torch_build_packages(requires: Callable[[str], list[str] | None]) -> set[str]:
+    """The packages a torch build brings for its platform (CUDA libraries, triton), closed under their needs.
+
+    ``requires(name)`` gives a distribution's requirement strings (``importlib.metadata.requires``
+    of the reference environment). These are torch's requirements guarded by a
+    platform marker, plus everything they need in turn (extras included); their
+    versions follow the torch build, so a side environment must not pin them.
+
+    >>> reqs = {"torch": ["sympy>=1.13", 'triton~=3.8.0; platform_system == "Linux"',
+    ...                   'cuda-toolkit[cublas]==13.0.3; platform_system == "Linux"'],
+    ...         "cuda-toolkit": ['nvidia-cublas==13.1; extra == "cublas"', 'nvidia-cufft; extra == "cufft"'],
+    ...         "triton": [], "nvidia-cublas": []}
+    >>> sorted(torch_build_packages(reqs.get))
+    ['cuda-toolkit', 'nvidia-cublas', 'triton']
+    """
+    found: set[str] = set()
+    todo = []
+    for text in requires("torch") or []:
+        req = _requirement(text)
+        if req.marker is not None and "platform_system" in str(req.marker) and req.marker.evaluate({"extra": ""}):
+            todo.append(req)
+    while todo:
+        req = todo.pop()
+        name = req.name.lower().replace("_", "-")
+        if name in found:
+            continue
+        found.add(name)
+        for text in requires(name) or []:
+            sub = _requirement(text)
+            extras = req.extras or {""}
+            if sub.marker is None or any(sub.marker.evaluate({"extra": e}) for e in extras):
+                todo.append(sub)
+    return found
+
+
+def extra_requirements(pyproject: str, extras: list[str]) -> list[str]:
+    """The requirements ``pip install '.[extras]'`` asks for, with the project's own extras expanded.
+
+    >>> text = ('[project]\\nname = "fxguide"\\ndependencies = ["torch>=2.5"]\\n'
+    ...         '[project.optional-dependencies]\\nmodels = ["torchvision>=0.20", "timm>=1.0"]\\n'
+    ...         'docs = ["fxguide[models]", "sphinx>=8"]\\n')
+    >>> extra_requirements(text, ["docs"])
+    ['torch>=2.5', 'torchvision>=0.20', 'timm>=1.0', 'sphinx>=8']
+    """
+    import tomllib
+
+    project = tomllib.loads(pyproject)["project"]
+    name, optional = project["name"].lower(), project.get("optional-dependencies", {})
+    result: list[str] = list(project.get("dependencies", []))
+    seen: set[str] = set()
+
+    def add(extra: str) -> None:
+        if extra in seen:
+            return
+        if extra not in optional:
+            raise ValueError(f"extra_requirements: pyproject.toml has no extra {extra!r} (it has {sorted(optional)})")
+        seen.add(extra)
+        for text in optional[extra]:
+            req = _requirement(text)
+            if req.name.lower() == name:
+                for sub in sorted(req.extras):
+                    add(sub)
+            elif text not in result:
+                result.append(text)
+
+    for extra in extras:
+        add(extra)
+    return result
+
+
+def torch_libraries(requirements: list[str], requires: Callable[[str], list[str] | None]) -> list[str]:
+    """The requirements that are libraries built against torch (they need torch, or one of these), in install order.
+
+    A side environment tries each of them on its own: a torch build may have none
+    it can import (a local CPU build beside PyPI's torchvision), or none released yet.
+
+    >>> reqs = {"torchvision": ["torch (>=2.14.0)", "numpy"], "timm": ["torch", "torchvision", "pyyaml"],
+    ...         "transformers": ["numpy", 'torch>=2.2; extra == "torch"'], "sphinx": ["docutils"]}
+    >>> torch_libraries(["timm>=1.0", "sphinx>=8", "torchvision>=0.20", "transformers<4.58"], reqs.get)
+    ['torchvision>=0.20', 'timm>=1.0']
+    """
+    by_name = {_name(r): r for r in requirements}
+    needs = {name: {_name(t) for t in requires(name) or [] if _requirement(t).marker is None} for name in by_name}
+    libs: set[str] = set()
+    while grown := {n for n in by_name if n not in libs and needs[n] & ({"torch"} | libs)}:
+        libs |= grown
+    ordered: list[str] = []
+    while len(ordered) < len(libs):  # each after the libraries it needs
+        ordered += [n for n in by_name if n in libs and n not in ordered and needs[n] & libs <= set(ordered)]
+    return [by_name[n] for n in ordered]
+
+
+def dependents(library: str, libraries: list[str], requires: Callable[[str], list[str] | None]) -> list[str]:
+    """The names among ``libraries`` that need ``library``, directly or through another.
+
+    >>> dependents("torchvision", ["torchvision", "timm"], {"timm": ["torch", "torchvision"]}.get)
+    ['timm']
+    """
+    names = [_requirement(r).name.lower().replace("_", "-") for r in libraries]
+    lost = {library.lower().replace("_", "-")}
+    changed = True
+    while changed:
+        changed = False
+        for name in names:
+            if name not in lost and any(_requirement(t).name.lower().replace("_", "-") in lost
+                                        for t in requires(name) or [] if _requirement(t).marker is None):
+                lost.add(name)
+                changed = True
+    return [name for name in names if name in lost and name != library.lower().replace("_", "-")]
 
 
 def venv_dir(torch_version: str, root: Path = ROOT) -> Path:
@@ -111,8 +271,87 @@ def _run(command: list[str], log: Path, **kwargs) -> None:
     print(f"  {' '.join(command[2:5])} ... {time.monotonic() - started:.0f} s", flush=True)
 
 
+def _reference_requires(name: str) -> list[str] | None:
+    """A distribution's requirements in the environment running this (the reference one)."""
+    import importlib.metadata as metadata
+
+    try:
+        return metadata.requires(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _module_of(requirement: str) -> str:
+    """The module a library's distribution provides, as the guide imports it (``torchvision``, ``timm``)."""
+    return _name(requirement).replace("-", "_")
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:300] if lines else ""
+
+
+def pip_error(text: str) -> str:
+    """The line of pip's output that says why it failed (its first ``ERROR:``), else its last line.
+
+    >>> pip_error("Collecting x\\nERROR: Cannot install x because of conflicts.\\nERROR: ResolutionImpossible: see")
+    'ERROR: Cannot install x because of conflicts.'
+    """
+    errors = [line.strip() for line in text.splitlines() if line.strip().startswith("ERROR:")]
+    return errors[0][:300] if errors else _last_line(text)
+
+
+UNAVAILABLE = ".fxguide-unavailable.json"
+
+
+def unavailable_libraries(python: Path) -> dict[str, str]:
+    """What a side environment could not install: library name -> why (read from the environment)."""
+    path = Path(python).parent.parent / UNAVAILABLE
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def _install_torch_libraries(python: Path, constraints: Path, torch_version: str, libraries: list[str],
+                             log: Path, root: Path,
+                             requires: Callable[[str], list[str] | None] = _reference_requires) -> dict[str, str]:
+    """Install each library built against torch on its own; return those that cannot be installed or imported.
+
+    ``requires`` gives each library's requirements (to skip those needing one that failed).
+    """
+    unavailable: dict[str, str] = {}
+    names = [_name(r) for r in libraries]
+    for requirement, name in zip(libraries, names):
+        if name in unavailable:
+            continue
+        reason = ""
+        try:
+            _run([str(python), "-m", "pip", "install", "--quiet", "-c", str(constraints), requirement], log, cwd=root)
+        except DriftToolingError as error:
+            pins = [line.strip() for line in Path(constraints).read_text().splitlines() if _pin_name(line) == name]
+            reason = (f"not installable with torch {torch_version} (pip: {pip_error(str(error)).rstrip('.')}"
+                      + (f"; constraint {pins[0]}" if pins else "") + ")")
+        else:
+            probe = subprocess.run([str(python), "-c", f"import {_module_of(requirement)}"], capture_output=True,
+                                   text=True, check=False)
+            if probe.returncode != 0:
+                reason = f"not installable with torch {torch_version} (import fails: {_last_line(probe.stderr)})"
+                _run([str(python), "-m", "pip", "uninstall", "--quiet", "-y", name], log)
+        if reason:
+            print(f"  {name}: {reason}", flush=True)
+            unavailable[name] = reason
+            for other in dependents(name, libraries, requires):
+                unavailable.setdefault(other, f"needs {name}, which is {reason}")
+    return unavailable
+
+
 def ensure_venv(torch_version: str, root: Path = ROOT) -> Path:
-    """The Python of a side environment with ``torch_version``, built on first use; reused after."""
+    """The Python of a side environment with ``torch_version``, built on first use; reused after.
+
+    Everything is installed as pinned in ``constraints.txt`` (see :func:`side_constraints`),
+    except the libraries built against torch (torchvision, timm): each is installed
+    and imported on its own, and one that fails is left out and listed in
+    ``<venv>/.fxguide-unavailable.json`` with the reason, for the report to say which
+    pages and tests it kept from running.
+    """
     venv = venv_dir(torch_version, root)
     python = venv / "bin" / "python"
     stamp = venv / ".fxguide-installed"
@@ -126,12 +365,18 @@ def ensure_venv(torch_version: str, root: Path = ROOT) -> Path:
         venv.mkdir(parents=True)
         print(f"building the side environment {venv} (torch {torch_version}; several GB) ...", flush=True)
         constraints = venv / "constraints.txt"
-        constraints.write_text(side_constraints((Path(root) / "constraints.txt").read_text(), torch_version))
+        constraints.write_text(side_constraints((Path(root) / "constraints.txt").read_text(), torch_version,
+                                                follow_torch=torch_build_packages(_reference_requires)))
+        requirements = extra_requirements((Path(root) / "pyproject.toml").read_text(), ["docs", "test"])
+        libraries = torch_libraries(requirements, _reference_requires)
         base = getattr(sys, "_base_executable", sys.executable)
         _run([base, "-m", "venv", str(venv)], log)
         pip = [str(python), "-m", "pip", "install", "--quiet", "-c", str(constraints)]
         _run(pip + ["setuptools"], log)
-        _run(pip + ["--no-build-isolation", "-e", ".[docs,test]", f"torch=={torch_version}"], log, cwd=root)
+        _run(pip + ["--no-build-isolation", "-e", ".", f"torch=={torch_version}",
+                    *[r for r in requirements if r not in libraries]], log, cwd=root)
+        unavailable = _install_torch_libraries(python, constraints, torch_version, libraries, log, root)
+        (venv / UNAVAILABLE).write_text(json.dumps(unavailable, indent=1, sort_keys=True) + "\n")
         stamp.write_text(str(Path(root).resolve()))
     elif stamp.read_text() != str(Path(root).resolve()):
         # Another clone built it: point the editable install at this one (the pins are the same).
@@ -146,8 +391,12 @@ def ensure_venv(torch_version: str, root: Path = ROOT) -> Path:
     return python
 
 
-def junit_results(junit: Path) -> list[dict[str, str]]:
-    """Each test of a pytest ``--junitxml`` file with its outcome: passed, failed, error or skipped."""
+def junit_results(junit: Path, unavailable: dict[str, str] | None = None) -> list[dict[str, str]]:
+    """Each test of a pytest ``--junitxml`` file with its outcome: passed, failed, error or skipped.
+
+    A test that failed only because it imports a library of ``unavailable`` (library -> why)
+    gets the outcome ``not run`` and says which library, instead of counting as a failure.
+    """
     results = []
     for case in ET.parse(junit).getroot().iter("testcase"):
         outcome, detail = "passed", ""
@@ -156,6 +405,13 @@ def junit_results(junit: Path) -> list[dict[str, str]]:
             if node is not None:
                 outcome = {"failure": "failed", "error": "error", "skipped": "skipped"}[kind]
                 detail = (node.get("message") or "").splitlines()[0][:300] if node.get("message") else ""
+                if outcome != "skipped":
+                    for lib, why in (unavailable or {}).items():
+                        module = lib.lower().replace("-", "_")
+                        if re.search(rf"No module named '{re.escape(module)}[.']",
+                                     f"{node.get('message') or ''}\n{node.text or ''}"):
+                            outcome, detail = "not run", f"needs {lib}, {why}"
+                            break
                 break
         results.append({"test": f"{case.get('classname')}::{case.get('name')}", "outcome": outcome,
                         "detail": detail})
@@ -178,28 +434,77 @@ def _add_tests_to_report(report_dir: Path, results: list[dict[str, str]], second
     md_path.write_text(md_path.read_text().rstrip("\n") + "\n" + "\n".join(lines).rstrip("\n") + "\n")
 
 
+def found_drift(report: dict) -> bool:
+    """Whether a finished report shows drift: a snippet that differs, or a test that failed.
+
+    Snippets and tests that could not run for want of a library the torch cannot install are not drift.
+
+    >>> found_drift({"summary": {"same": 3, "missing library": 2}, "tests": {"summary": {"passed": 9, "not run": 1}}})
+    False
+    >>> found_drift({"summary": {"same": 3, "changed": 1}, "tests": {"summary": {"passed": 9}}})
+    True
+    """
+    from fxsite.drift.compare import DRIFT
+
+    tests = report.get("tests", {}).get("summary", {})
+    return any(report["summary"].get(s) for s in DRIFT) or bool(tests.get("failed") or tests.get("error"))
+
+
+def publish(staged: Path, final: Path) -> None:
+    """Move a finished report (``report.json``, ``report.md``) from ``staged`` into ``final``.
+
+    Each file replaces the committed one in a single rename, and only once the whole
+    report is finished: a run that fails on the way leaves the committed report as it was.
+    """
+    staged, final = Path(staged), Path(final)
+    names = ("report.json", "report.md")
+    missing = [n for n in names if not (staged / n).is_file()]
+    if missing:
+        raise DriftToolingError(f"the report in {staged} is unfinished (no {', '.join(missing)}); "
+                                f"{final} was left as it was")
+    final.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        temporary = final / f".{name}.new"
+        shutil.copyfile(staged / name, temporary)
+        os.replace(temporary, final / name)
+
+
 def run_drift(torch_version: str, root: Path = ROOT) -> Path:
-    """Run every check against ``torch_version``; return the report folder."""
+    """Run every check against ``torch_version``; return the report folder.
+
+    The report is written in the build folder and moved into ``drift/torch-<version>/``
+    only when both steps finished (:func:`publish`); on any failure the committed
+    report stays untouched and :class:`DriftToolingError` says what failed.
+    """
     check_version(torch_version)
     started = time.monotonic()
     root = Path(root).resolve()
     if torch_version == REFERENCE_TORCH:
         python = Path(sys.executable)
         print(f"torch {torch_version} is the reference: checking in the reference environment", flush=True)
+        unavailable: dict[str, str] = {}
     else:
         python = ensure_venv(torch_version, root)
+        unavailable = unavailable_libraries(python)
+    for lib, why in unavailable.items():
+        print(f"  {lib}: {why} (pages, examples and tests that need it are reported as not run)", flush=True)
     build = root / "_build" / f"drift-torch-{torch_version}"
+    staged = build / "report"
     report_dir = root / "drift" / f"torch-{torch_version}"
+    shutil.rmtree(staged, ignore_errors=True)
+    staged.mkdir(parents=True)
+    (staged / "unavailable.json").write_text(json.dumps(unavailable))
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH")]))
     env["PATH"] = os.pathsep.join([str(python.parent), env.get("PATH", "")])  # kernels run this Python
 
     print(f"[1/2] docs build and output check on torch {torch_version} ...", flush=True)
     check = subprocess.run([str(python), "-m", "fxsite.drift", "check", "--build-dir", str(build),
-                            "--report", str(report_dir)], cwd=root, env=env, check=False)
-    if check.returncode not in (0, 1) or not (report_dir / "report.json").is_file():
-        raise DriftToolingError(f"the output check on torch {torch_version} did not produce a report "
-                                f"(exit {check.returncode})")
+                            "--report", str(staged), "--unavailable", str(staged / "unavailable.json")],
+                           cwd=root, env=env, check=False)
+    if check.returncode not in (0, 1) or not (staged / "report.json").is_file():
+        raise DriftToolingError(f"the output check on torch {torch_version} could not run (exit {check.returncode}; "
+                                f"its messages are above); {report_dir} was left as it was")
 
     print(f"[2/2] unit tests and doctests on torch {torch_version} ...", flush=True)
     junit = build / "junit.xml"
@@ -213,8 +518,9 @@ def run_drift(torch_version: str, root: Path = ROOT) -> Path:
                                stdout=out, stderr=subprocess.STDOUT)
     if tests.returncode not in (0, 1) or not junit.is_file():
         raise DriftToolingError(f"pytest on torch {torch_version} did not run (exit {tests.returncode}); "
-                                f"see {log}:\n{log.read_text()[-3000:]}")
-    _add_tests_to_report(report_dir, junit_results(junit), time.monotonic() - started)
+                                f"{report_dir} was left as it was; see {log}:\n{log.read_text()[-3000:]}")
+    _add_tests_to_report(staged, junit_results(junit, unavailable), time.monotonic() - started)
+    publish(staged, report_dir)
     return report_dir
 
 
@@ -232,32 +538,45 @@ def newest_torch() -> str:
     return check_version(item["metadata"]["version"].split("+")[0])
 
 
+EXIT_SAME, EXIT_DRIFT, EXIT_COULD_NOT_RUN = 0, 1, 2
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Exit 0: report written, no drift; 1: report written, drift found; 2: could not run, nothing written."""
     args = sys.argv[1:] if argv is None else argv
     if args == ["--newest"]:
         try:
             print(newest_torch())
         except DriftToolingError as error:
-            print(f"make drift: {error}", file=sys.stderr)
-            return 2
-        return 0
+            print(f"make drift: could not run: {error}", file=sys.stderr)
+            return EXIT_COULD_NOT_RUN
+        return EXIT_SAME
     if len(args) != 1:
         print("usage: python -m fxsite.drift.side_env TORCH_VERSION   (e.g. 2.14.1)\n"
-              "       python -m fxsite.drift.side_env --newest  (print the newest torch pip would install)",
+              "       python -m fxsite.drift.side_env --newest  (print the newest torch pip would install)\n"
+              "exit status: 0 no drift, 1 drift found (both write the report), 2 could not run (nothing written)",
               file=sys.stderr)
-        return 2
+        return EXIT_COULD_NOT_RUN
     started = time.monotonic()
     try:
         report_dir = run_drift(check_version(args[0]))
-    except (DriftToolingError, ValueError, FileNotFoundError) as error:
-        print(f"make drift: {error}", file=sys.stderr)
-        return 2
-    data = json.loads((report_dir / "report.json").read_text())
+        data = json.loads((report_dir / "report.json").read_text())
+    except (DriftToolingError, ValueError, OSError) as error:
+        print(f"make drift: the check could not run on torch {args[0]}: {error}\n"
+              f"make drift: no report was written (a committed one is unchanged)", file=sys.stderr)
+        return EXIT_COULD_NOT_RUN
     print(f"\ndrift report for torch {args[0]} written to {report_dir.relative_to(ROOT)}/ "
           f"in {time.monotonic() - started:.0f} s")
     print("snippets: " + ", ".join(f"{n} {s}" for s, n in data["summary"].items()))
     print("tests: " + ", ".join(f"{n} {s}" for s, n in data["tests"]["summary"].items()))
-    return 0
+    for lib, why in data.get("unavailable", {}).items():
+        print(f"not installed: {lib}, {why}")
+    if found_drift(data):
+        print(f"make drift: the check ran and found drift on torch {args[0]} (exit {EXIT_DRIFT}); "
+              f"see {report_dir.relative_to(ROOT)}/report.md")
+        return EXIT_DRIFT
+    print(f"make drift: no drift on torch {args[0]}")
+    return EXIT_SAME
 
 
 if __name__ == "__main__":
