@@ -73,7 +73,7 @@ def net(x):
 
 
 traced = fx.symbolic_trace(net)
-neg = traced.graph.find_nodes(op="call_function", target=torch.neg)[0]
+neg: fx.Node = traced.graph.find_nodes(op="call_function", target=torch.neg)[0]
 print(neg.prev.name, "->", neg.name, "->", neg.next.name)
 sigmoid = neg.next
 clamp = sigmoid.next
