@@ -105,7 +105,7 @@ print("lowest:", worst, "in module", repr(list(node.meta["nn_module_stack"].valu
 # 1 means the quantized graph is slower.
 
 with torch.no_grad():
-    float_time, quantized_time, speedup = compare(float_graph, quantized, x, repeats=15)
+    float_time, quantized_time, speedup = compare(float_graph, quantized, x, repeats=10)
 print("float:    ", float_time)
 print("quantized:", quantized_time)
 print("speedup:  ", speedup)
