@@ -240,6 +240,18 @@ print(dict(tracer.calls))
 print(repr(tracer.path_of_module(block.linear)), tracer.get_fresh_qualname("_tensor_constant"))
 
 # %%
+# A tracer's settings are attributes a subclass may change, and ``trace``
+# leaves its state behind: the graph it built, the name of the function it
+# traced, the module scope it tracked while tracing (back at the root, empty,
+# when it is done), and which module each node was created in.
+
+print("record_stack_traces", tracer.record_stack_traces, "| check_mutable_operations", tracer.check_mutable_operations,
+      "| trace_asserts", tracer.trace_asserts, "| proxy_buffer_attributes", tracer.proxy_buffer_attributes)
+print(tracer.traced_func_name, type(tracer.graph).__name__, len(tracer.graph.nodes), "nodes")
+print(repr(tracer.scope.module_path), tracer.scope.module_type, dict(tracer.module_stack),
+      tracer.node_name_to_scope)
+
+# %%
 # ``to_bool``, ``iter`` and ``keys`` are called when traced code uses a
 # proxy as a condition, iterates over it, or unpacks it with ``**``. The
 # base class refuses the first two with the error the limitations page
