@@ -4,7 +4,9 @@ The pages on real models trace what people actually deploy, not toys. Every
 builder here constructs a model from its constructor or config, never from
 downloaded weights (tracing needs none), seeds the random weights with
 :func:`fxguide.models.seeded` so recorded outputs are stable, and returns it in
-eval mode. The libraries are imported inside each function: importing
+eval mode. A freshly built batch norm has mean 0, variance 1, scale 1 and shift
+0, so in eval mode it is almost the identity, and a pass that drops or misplaces
+one would go unnoticed; the builders give every batch norm random statistics. The libraries are imported inside each function: importing
 torchvision, timm or transformers takes seconds, and ``fxguide.models`` stays
 fast for pages that need none of them.
 
@@ -22,7 +24,33 @@ from torch import nn
 
 from fxguide.models.basics import seeded
 
-__all__ = ["bert", "detection_model", "gpt2", "resnet18", "timm_model", "token_ids", "torchvision_model"]
+__all__ = ["bert", "detection_model", "gpt2", "resnet18", "timm_model", "token_ids", "torchvision_model",
+           "vary_batch_norms"]
+
+
+def vary_batch_norms(model: nn.Module, *, seed: int = 0) -> nn.Module:
+    """Give every batch norm of ``model`` random running statistics, scale and shift, in place.
+
+    >>> bn = vary_batch_norms(nn.BatchNorm2d(3))
+    >>> bool((bn.running_var != 1).all()), bool((bn.weight != 1).all())
+    (True, True)
+    """
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"vary_batch_norms: expected an nn.Module, got {type(model).__name__}")
+    generator = torch.Generator().manual_seed(seed)
+
+    def draw(like: torch.Tensor, low: float, high: float) -> torch.Tensor:
+        return torch.rand(like.shape, generator=generator) * (high - low) + low
+
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, nn.modules.batchnorm._BatchNorm) and module.running_mean is not None:
+                module.running_mean.copy_(draw(module.running_mean, -0.5, 0.5))
+                module.running_var.copy_(draw(module.running_var, 0.5, 2.0))
+                if module.affine:
+                    module.weight.copy_(draw(module.weight, 0.5, 1.5))
+                    module.bias.copy_(draw(module.bias, -0.5, 0.5))
+    return model
 
 
 def _positive(caller: str, **values: object) -> None:
@@ -51,7 +79,8 @@ def torchvision_model(name: str, *, seed: int = 0, **kwargs: Any) -> nn.Module:
                          f"torchvision.models.list_models() lists them")
     if "weights" in kwargs:
         raise ValueError("torchvision_model: weights are never downloaded here; leave out weights=")
-    return seeded(torchvision.models.get_model, name, weights=None, seed=seed, **kwargs).eval()
+    model = seeded(torchvision.models.get_model, name, weights=None, seed=seed, **kwargs)
+    return vary_batch_norms(model, seed=seed).eval()
 
 
 def resnet18(num_classes: int = 10, *, seed: int = 0) -> nn.Module:
@@ -85,7 +114,8 @@ def timm_model(name: str, *, seed: int = 0, **kwargs: Any) -> nn.Module:
         raise ValueError(f"timm_model: timm {timm.__version__} has no model {name!r}; timm.list_models() lists them")
     if "pretrained" in kwargs:
         raise ValueError("timm_model: weights are never downloaded here; leave out pretrained=")
-    return seeded(timm.create_model, name, pretrained=False, seed=seed, **kwargs).eval()
+    model = seeded(timm.create_model, name, pretrained=False, seed=seed, **kwargs)
+    return vary_batch_norms(model, seed=seed).eval()
 
 
 def gpt2(layers: int = 2, width: int = 32, heads: int = 2, vocab: int = 100, positions: int = 64,
