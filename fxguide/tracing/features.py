@@ -19,6 +19,7 @@ traces both, and the extractor it returns runs the graph of its current mode.
 from __future__ import annotations
 
 import difflib
+import operator
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -131,8 +132,22 @@ def mode_differences(model: nn.Module, leaf_types: Iterable[type] = ()) -> list[
     ]
 
 
+_INPLACE_OPERATORS = {
+    operator.setitem, operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ifloordiv,
+    operator.imod, operator.ipow, operator.imatmul, operator.iand, operator.ior, operator.ixor,
+    operator.ilshift, operator.irshift,
+}
+
+
 def _is_inplace(gm: fx.GraphModule, node: fx.Node) -> bool:
-    """Whether ``node`` may overwrite one of its inputs: ``inplace=True`` (module or keyword) or ``x.add_(...)``."""
+    """Whether ``node`` may overwrite one of its inputs.
+
+    ``inplace=True`` (a module's attribute or a keyword), a method or function
+    whose name ends in ``_`` (``x.add_(y)``, ``torch.relu_``), ``x[i] = v`` or
+    ``x += y``.
+    """
+    if node.op == "call_function" and node.target in _INPLACE_OPERATORS:
+        return True
     if node.op == "call_module":
         return getattr(gm.get_submodule(str(node.target)), "inplace", False) is True
     if node.kwargs.get("inplace") is True:
