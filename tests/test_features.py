@@ -87,3 +87,25 @@ def test_a_node_returned_by_a_module_is_listed_once_but_found_by_both_names():
     assert "stem" in names and "stem_2" not in names
     out = extract_features(model, ["stem", "stem_2"])(X)
     torch.testing.assert_close(out["stem"], out["stem_2"])
+
+
+class _AddsInPlace(torch.nn.Module):
+    def forward(self, x):
+        y = x * 2
+        z = y.add_(1)  # overwrites y's tensor
+        return z.sum()
+
+
+def test_a_value_overwritten_later_by_an_inplace_op_is_copied_when_extracted():
+    model = _AddsInPlace()
+    x = torch.ones(3)
+    out = extract_features(model, ["mul", "add_"])(x)
+    torch.testing.assert_close(out["mul"], torch.full((3,), 2.0))
+    torch.testing.assert_close(out["add_"], torch.full((3,), 3.0))
+
+
+def test_torchvision_style_names_prefix_the_enclosing_module_path():
+    names = feature_names(seeded(TwoStageMLP))
+    assert "encoder.0.relu" in names and "relu" not in names
+    out = extract_features(seeded(TwoStageMLP), ["encoder.0.relu", "relu"])(torch.ones(2, 4))
+    torch.testing.assert_close(out["encoder.0.relu"], out["relu"])

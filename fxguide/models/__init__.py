@@ -11,7 +11,10 @@ group them by the part of the guide that introduces them:
 - :mod:`fxguide.models.gallery`: the gallery's worked transforms
   (:class:`SmallResNet`, :class:`ResidualBlock`, :class:`SmallMLP`);
 - :mod:`fxguide.models.dynamic`: code that depends on the input's shapes or
-  values, each model with the inputs it is traced and re-run on (:func:`cases`).
+  values, each model with the inputs it is traced and re-run on (:func:`cases`);
+- :mod:`fxguide.models.real`: real torchvision, timm and Hugging Face models,
+  small and seeded (import them from there: ``from fxguide.models.real import
+  resnet18``; the libraries themselves are imported only when a builder runs).
 """
 
 from fxguide.models.basics import AllOpcodes, GatedBlock, TinyMLP, seeded

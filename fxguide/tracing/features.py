@@ -2,8 +2,14 @@
 
 The FX recipe: trace the model, make the chosen nodes the graph's output (a
 dict), let dead-code elimination drop everything the chosen values do not
-need, and generate code. Names are module paths (``"stem"``, ``"stem.0"``: the
-value that module call returned) or node names (``"flatten"``).
+need, and generate code. A value can be named three ways:
+
+- by module path (``"stem"``, ``"stem.0"``: the value that module call
+  returned; a second call of the same module is ``"path@1"``);
+- by torchvision's qualified name, as ``get_graph_node_names`` lists it: the
+  enclosing module's path plus the operation (``"layer1.0.add"``), numbered
+  per module (``"layer1.0.relu_1"`` for a second call);
+- by FX node name (``"add_3"``), unique in the graph but meaningless outside it.
 
 A model can trace to different graphs in train and eval mode (anything that
 reads ``self.training`` in Python is baked in). :func:`extract_features`
@@ -13,6 +19,8 @@ traces both, and the extractor it returns runs the graph of its current mode.
 from __future__ import annotations
 
 import difflib
+import operator
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -30,7 +38,8 @@ def _require_module(model: object, caller: str) -> nn.Module:
     return model
 
 
-def _trace_in_mode(model: nn.Module, training: bool, leaf_types: Iterable[type]) -> tuple[fx.GraphModule, dict]:
+def _trace_in_mode(model: nn.Module, training: bool,
+                   leaf_types: Iterable[type]) -> tuple[fx.GraphModule, dict[str, str], list[str]]:
     """Trace ``model`` in train or eval mode, restoring the modes of all its modules after."""
     modes = {m: m.training for m in model.modules()}
     tracer = ModulePathTracer(leaf_types=leaf_types)
@@ -40,12 +49,38 @@ def _trace_in_mode(model: nn.Module, training: bool, leaf_types: Iterable[type])
     finally:
         for m, mode in modes.items():
             m.training = mode
-    return gm, _names(gm, tracer)
+    return gm, _names(gm, tracer), list(tracer.module_outputs)
+
+
+_FX_COUNTER = re.compile(r"_\d+$")
+
+
+def _qualified_names(gm: fx.GraphModule) -> dict[str, str]:
+    """torchvision-style name -> node name, for every node but inputs and the output.
+
+    A module call is named by its module path; any other operation by the path
+    of the module whose code ran it, a dot, and its node name without FX's
+    graph-wide counter. Repeats of a name get ``_1``, ``_2``, ... in graph order.
+    """
+    names: dict[str, str] = {}
+    repeats: dict[str, int] = {}
+    for node in gm.graph.nodes:
+        if node.op in {"placeholder", "output"}:
+            continue
+        path = node.meta.get("module_path", "")
+        name = path if node.op == "call_module" else ".".join(filter(None, (path, node.name)))
+        name = _FX_COUNTER.sub("", name)
+        count = repeats.get(name, 0)
+        repeats[name] = count + 1
+        names[name if count == 0 else f"{name}_{count}"] = node.name
+    return names
 
 
 def _names(gm: fx.GraphModule, tracer: ModulePathTracer) -> dict[str, str]:
-    """name -> node name: module paths first, then node names not taken by a path."""
+    """name -> node name: module paths first, then torchvision-style names, then node names."""
     names = {path: node.name for path, node in tracer.module_outputs.items()}
+    for name, node_name in _qualified_names(gm).items():
+        names.setdefault(name, node_name)
     for node in gm.graph.nodes:
         if node.op not in {"placeholder", "output"}:
             names.setdefault(node.name, node.name)
@@ -53,8 +88,11 @@ def _names(gm: fx.GraphModule, tracer: ModulePathTracer) -> dict[str, str]:
 
 
 def feature_names(model: nn.Module, leaf_types: Iterable[type] = (), training: bool | None = None) -> list[str]:
-    """The names :func:`extract_features` accepts for ``model``: module paths, then other node names.
+    """The names :func:`extract_features` lists for ``model``: module paths, then other values.
 
+    Each value is listed once: by module path if a module call returned it,
+    else by its torchvision-style name (``"layer1.0.add"``). Its node name
+    (and, for a module's value, its torchvision-style name) is accepted too.
     ``training`` picks the mode to trace in (default: the model's current mode).
 
     >>> from fxguide.models import seeded
@@ -66,11 +104,13 @@ def feature_names(model: nn.Module, leaf_types: Iterable[type] = (), training: b
     if training is not None and not isinstance(training, bool):
         raise TypeError(f"feature_names: training must be True, False or None (current mode), got {training!r}")
     mode = model.training if training is None else training
-    names = _trace_in_mode(model, mode, leaf_types)[1]
-    # A node some module call returned is listed once, by its module path
-    # (its node name is still accepted).
-    by_path = {node for name, node in names.items() if name != node}
-    return [name for name, node in names.items() if name != node or node not in by_path]
+    gm, names, listed = _trace_in_mode(model, mode, leaf_types)
+    taken = {names[path] for path in listed}
+    for name, node_name in _qualified_names(gm).items():
+        if node_name not in taken and names.get(name) == node_name:
+            listed.append(name)
+            taken.add(node_name)
+    return listed
 
 
 def mode_differences(model: nn.Module, leaf_types: Iterable[type] = ()) -> list[str]:
@@ -92,6 +132,49 @@ def mode_differences(model: nn.Module, leaf_types: Iterable[type] = ()) -> list[
     ]
 
 
+_INPLACE_OPERATORS = {
+    operator.setitem, operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ifloordiv,
+    operator.imod, operator.ipow, operator.imatmul, operator.iand, operator.ior, operator.ixor,
+    operator.ilshift, operator.irshift,
+}
+
+
+def _is_inplace(gm: fx.GraphModule, node: fx.Node) -> bool:
+    """Whether ``node`` may overwrite one of its inputs.
+
+    ``inplace=True`` (a module's attribute or a keyword), a method or function
+    whose name ends in ``_`` (``x.add_(y)``, ``torch.relu_``), ``x[i] = v`` or
+    ``x += y``.
+    """
+    if node.op == "call_function" and node.target in _INPLACE_OPERATORS:
+        return True
+    if node.op == "call_module":
+        return getattr(gm.get_submodule(str(node.target)), "inplace", False) is True
+    if node.kwargs.get("inplace") is True:
+        return True
+    name = node.target if node.op == "call_method" else getattr(node.target, "__name__", "")
+    return node.op in {"call_method", "call_function"} and str(name).endswith("_") and not str(name).startswith("_")
+
+
+def _protect_from_later_inplace(gm: fx.GraphModule) -> None:
+    """Output a copy of each chosen value that an in-place operation after it could overwrite.
+
+    An extracted value must be what the model computed at that point; an
+    in-place ReLU further on would otherwise change it after the fact.
+    """
+    graph = gm.graph
+    output = next(n for n in graph.nodes if n.op == "output")
+    order = {node: i for i, node in enumerate(graph.nodes)}
+    last_inplace = max((order[n] for n in graph.nodes if _is_inplace(gm, n)), default=-1)
+    copies: dict[fx.Node, fx.Node] = {}
+    for node in output.all_input_nodes:
+        if order[node] < last_inplace:
+            with graph.inserting_after(node):
+                copies[node] = graph.call_method("clone", (node,))
+    if copies:
+        output.args = fx.node.map_arg(output.args, lambda n: copies.get(n, n))
+
+
 def _outputs_only(gm: fx.GraphModule, chosen: Mapping[str, str]) -> fx.GraphModule:
     """Make ``chosen`` (output key -> node name) the outputs; drop what they do not need."""
     graph = gm.graph
@@ -101,6 +184,7 @@ def _outputs_only(gm: fx.GraphModule, chosen: Mapping[str, str]) -> fx.GraphModu
         graph.output({key: nodes[name] for key, name in chosen.items()})
     graph.erase_node(old_output)
     graph.eliminate_dead_code()
+    _protect_from_later_inplace(gm)
     graph.lint()
     gm.delete_all_unused_submodules()
     gm.recompile()
@@ -176,8 +260,8 @@ def extract_features(
     """
     model = _require_module(model, "extract_features")
     leaf_types = tuple(leaf_types)
-    train_gm, train_names = _trace_in_mode(model, True, leaf_types)
-    eval_gm, eval_names = _trace_in_mode(model, False, leaf_types)
+    train_gm, train_names, _ = _trace_in_mode(model, True, leaf_types)
+    eval_gm, eval_names, _ = _trace_in_mode(model, False, leaf_types)
     train_gm = _outputs_only(train_gm, _resolve(names, train_names, "train"))
     eval_gm = _outputs_only(eval_gm, _resolve(names, eval_names, "eval"))
     if eval_gm.code == train_gm.code:  # the modes differ nowhere the chosen values depend on
