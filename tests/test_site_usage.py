@@ -87,3 +87,72 @@ def test_documented_names_cover_all_and_the_six_classes():
 def test_page_code_reads_each_code_cell_without_its_options():
     page = "# T\n\n```{code-cell} python\n:tags: [raises-exception]\nx = 1\n```\n\ntext\n\n```{code-cell} python\ny = 2\n```\n"
     assert page_code(page) == ["x = 1\n", "y = 2\n"]
+
+
+# The uses the torch.fx reference once listed as "no executed example uses it yet" (issue 14),
+# each written the way a page or gallery script of the guide writes it.
+@pytest.mark.parametrize(("code", "credited"), [
+    ("""
+        import torch.fx as fx
+        from fxguide.transforms.replace import SwapOps
+        SwapOps(fx.symbolic_trace(model), {}).run(x)
+     """, "torch.fx.Interpreter.run"),  # a class from fxguide: its base is looked up in the installed code
+    ("""
+        from fxguide.transforms.replace import Retarget
+        new_gm = Retarget(gm, {}).transform()
+     """, "torch.fx.Transformer.transform"),
+    ("""
+        import torch.fx as fx
+        tracer = fx.Tracer()
+        tracer.record_stack_traces = True
+     """, "torch.fx.Tracer.record_stack_traces"),  # an annotated attribute of TracerBase, assigned to
+    ("""
+        from fxguide.tracing.tracers import ModulePathTracer
+        show_source(ModulePathTracer.call_module, ModulePathTracer.create_node)
+     """, "torch.fx.Tracer.create_node"),  # a hook read off a subclass, not an instance
+    ("""
+        import torch.fx as fx
+        class Quiet(fx.Tracer):
+            def is_leaf_module(self, m, name):
+                return super().call_module(m, None, (), {}) is None
+     """, "torch.fx.Tracer.call_module"),  # super() inside a subclass's method
+    ("""
+        import torch.fx as fx
+        args = fx.node.map_arg(node.args, lambda n: env[n])
+     """, "torch.fx.map_arg"),  # the home module of a name torch.fx re-exports
+    ("""
+        from torch.fx.node import map_arg as substitute
+        substitute((1,), str)
+     """, "torch.fx.map_arg"),
+    ("""
+        from fxguide.tracing.tracers import ModulePathTracer, trace
+        gm = trace(model, tracer=ModulePathTracer())
+        gm.recompile()
+     """, "torch.fx.GraphModule.recompile"),  # a function's return annotation (-> fx.GraphModule)
+    ("""
+        import torch.fx as fx
+        def passes(*, gm: fx.GraphModule, tracer: fx.Tracer = None):
+            gm.graph.lint()
+            tracer.create_node("output", "output", (), {})
+     """, "torch.fx.Tracer.create_node"),  # annotated keyword-only parameters
+])
+def test_uses_the_reference_once_missed_are_credited(code, credited):
+    assert credited in uses(code)
+
+
+def test_a_lookalike_outside_torch_fx_is_not_credited():
+    found = uses("""
+        class Runner:
+            def run(self):
+                return super().run()
+        Runner().run()
+        from collections import OrderedDict
+        OrderedDict().keys()
+        node.op, step.target, record.meta
+    """)
+    assert found == set(), found
+
+
+def test_annotated_attributes_count_as_documented_names():
+    names = documented_names()
+    assert {"torch.fx.Tracer.record_stack_traces", "torch.fx.Node.op", "torch.fx.Node.meta"} <= set(names)

@@ -23,6 +23,7 @@ import importlib
 import inspect
 import pkgutil
 import re
+import textwrap
 from pathlib import Path
 
 from docutils import nodes
@@ -107,10 +108,30 @@ class TorchFxApi(SphinxDirective):
     ``:also:`` adds names from deeper in ``torch.fx`` that the guide uses
     (``torch.fx.passes.shape_prop.ShapeProp``), space-separated, so that
     references to them resolve too; they show the first paragraph of their docstring.
+
+    The content holds the guide's notes on entries whose docstring says less, or
+    other, than what the guide shows: a line naming the entry (``symbolic_trace``,
+    as in ``torch.fx.__all__``), then the note, indented. Each note is shown as a
+    "note" box right after that entry's docstring.
     """
 
-    has_content = False
+    has_content = True
     option_spec = {"also": directives.unchanged}
+
+    def notes(self) -> dict[str, list[str]]:
+        """The content's notes: entry name -> the note's reStructuredText lines."""
+        found: dict[str, list[str]] = {}
+        current = None
+        for line in self.content:
+            if line and not line[0].isspace():
+                current = line.strip()
+                found[current] = []
+            elif current is None:
+                if line.strip():
+                    raise self.error(f"torch-fx-api: a note must follow the line naming its entry, got {line!r}")
+            else:
+                found[current].append(line)
+        return found
 
     def run(self) -> list[nodes.Node]:
         import torch.fx as fx
@@ -118,6 +139,11 @@ class TorchFxApi(SphinxDirective):
         from fxsite.sphinx.usage import CLASSES, public_members
 
         _note_api_page(self)
+        notes = self.notes()
+        unknown = sorted(set(notes) - set(fx.__all__))
+        if unknown:
+            raise self.error(f"torch-fx-api: notes for {unknown}, which are not in torch.fx.__all__ "
+                             f"of the installed torch")
         sections = []
         for name in fx.__all__:
             obj = getattr(fx, name)
@@ -129,6 +155,10 @@ class TorchFxApi(SphinxDirective):
                         rst.append("   :inherited-members:")
             else:
                 rst = [f".. autofunction:: torch.fx.{name}"]
+            if name in notes:  # content of the autodoc directive: shown after the docstring
+                rst += ["", "   .. admonition:: Note from the guide", "      :class: note", ""]
+                note = textwrap.dedent("\n".join(notes[name])).splitlines()
+                rst += [f"      {line}" if line.strip() else "" for line in note]
             sections.append(_section(self, name, rst))
         for dotted in self.options.get("also", "").split():
             module, _, attr = dotted.rpartition(".")
