@@ -258,6 +258,26 @@ def reread_api_pages(app: Sphinx, env, added: set[str], changed: set[str], remov
     return sorted(getattr(env, "fxguide_api_pages", set()) & env.found_docs)
 
 
+def add_canonical_names(app: Sphinx, env) -> None:
+    """Register each documented torch.fx member under its defining module's name too.
+
+    autodoc does this for the classes (``:canonical:``), not for their members, so
+    ``torch.fx.graph_module.GraphModule.recompile`` (how sphinx-codeautolink and
+    signatures name it) would not find ``torch.fx.GraphModule.recompile``. Runs
+    before sphinx-codeautolink resolves the code's names (``env-updated``, priority 400).
+    """
+    api_pages = getattr(env, "fxguide_api_pages", set())
+    domain = env.domains["py"]
+    if not any(entry.docname in api_pages for entry in domain.objects.values()):
+        return  # no reference page: nothing to alias (and no need to import torch)
+    from fxsite.sphinx.usage import canonical_names
+
+    for alias, name in canonical_names().items():
+        entry = domain.objects.get(name)
+        if entry is not None and alias not in domain.objects:
+            domain.objects[alias] = entry._replace(aliased=True)
+
+
 def _merge(app: Sphinx, env, docnames, other) -> None:
     env.fxguide_api_pages = getattr(env, "fxguide_api_pages", set()) | getattr(other, "fxguide_api_pages", set())
 
@@ -269,3 +289,4 @@ def setup(app: Sphinx) -> None:
     app.connect("object-description-transform", add_used_in, priority=900)
     app.connect("env-get-outdated", reread_api_pages)
     app.connect("env-merge-info", _merge)
+    app.connect("env-updated", add_canonical_names, priority=400)

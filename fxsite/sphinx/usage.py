@@ -106,6 +106,25 @@ def documented_names() -> list[str]:
     return names
 
 
+def canonical_names() -> dict[str, str]:
+    """Each documented class member under the name of its class's defining module -> its documented name.
+
+    The reference documents ``torch.fx.GraphModule.recompile``; tools that follow
+    Python's objects (sphinx-codeautolink, autodoc's signatures) name it
+    ``torch.fx.graph_module.GraphModule.recompile``.
+
+    >>> canonical_names()["torch.fx.graph_module.GraphModule.recompile"]
+    'torch.fx.GraphModule.recompile'
+    """
+    names = {}
+    for cls in CLASSES:
+        home = f"{cls.__module__}.{cls.__qualname__}"
+        if home != f"torch.fx.{cls.__name__}":
+            for member in public_members(cls):
+                names[f"{home}.{member}"] = f"torch.fx.{cls.__name__}.{member}"
+    return names
+
+
 _MEMBERS = {cls.__name__: set(public_members(cls)) for cls in CLASSES}
 _OWNERS: dict[str, list[str]] = {}
 for _cls, _names in _MEMBERS.items():

@@ -1,0 +1,85 @@
+"""How sphinx-codeautolink links the names in the site's code, where its defaults fall short.
+
+sphinx-codeautolink reads every code cell, finds what each name refers to and,
+once the HTML is written, turns the name into a link to its reference entry.
+Three adjustments make it fit this site:
+
+- Gallery pages are left to sphinx-gallery, which already links their code
+  from what each example ran (:func:`skip_gallery_pages`); both rewriting the
+  same blocks would break each other's links.
+- Doctest blocks are matched to their HTML without their ``# doctest:`` flags,
+  which Sphinx removes from the page (:func:`clean_doctest`, named in ``conf.py``'s
+  ``codeautolink_custom_blocks``).
+- Links are added to every page written in this build, not only to pages whose
+  source changed (:func:`link_every_written_page`): sphinx-codeautolink 0.19
+  picks its pages before the build from the html builder's outdated documents,
+  so a page re-read for another reason (a new torch, an edited fxguide module)
+  would be rewritten without links.
+"""
+
+from __future__ import annotations
+
+import re
+
+from sphinx.application import Sphinx
+
+# Sphinx's own pattern for the flags it trims from doctest blocks (trim_doctest_flags).
+_DOCTEST_FLAGS = re.compile(r"[ \t]*#\s*doctest:.+$", re.MULTILINE)
+
+
+def clean_doctest(source: str) -> tuple[str, str]:
+    """A doctest block as Sphinx shows it, and as Python code (codeautolink's ``pycon`` block).
+
+    >>> clean_doctest(">>> f(1)  # doctest: +ELLIPSIS\\n2")
+    ('>>> f(1)\\n2', 'f(1)\\n')
+    """
+    from sphinx_codeautolink.extension.block import clean_pycon
+
+    return clean_pycon(_DOCTEST_FLAGS.sub("", source))
+
+
+def skip_gallery_pages(app: Sphinx, docname: str, source: list[str]) -> None:
+    """``source-read``: a gallery page starts with ``.. autolink-skip:: file``."""
+    outs = app.config.sphinx_gallery_conf.get("gallery_dirs", [])
+    outs = [outs] if isinstance(outs, str) else list(outs)
+    page = docname.rpartition("/")[2]
+    if any(docname.startswith(f"{out}/") for out in outs) and page not in {"index", "sg_execution_times"}:
+        source[0] = ".. autolink-skip:: file\n\n" + source[0]  # an example page opens with a comment
+
+
+def link_every_written_page(app: Sphinx) -> None:
+    """Hand sphinx-codeautolink every page this build writes (see the module's docstring)."""
+    from sphinx_codeautolink.extension import SphinxCodeAutoLink
+
+    written: set[str] = set()
+
+    def note(app, pagename, templatename, context, doctree) -> None:
+        if doctree is not None:
+            written.add(pagename)
+
+    def before_links(app, exception) -> None:
+        for listener in app.events.listeners.get("build-finished", []):
+            state = getattr(listener.handler, "__self__", None)
+            if isinstance(state, SphinxCodeAutoLink) and not state.do_nothing:
+                state.outdated_docs |= written
+
+    app.connect("html-page-context", note)
+    app.connect("build-finished", before_links, priority=100)
+
+
+def _keep_config_picklable(app: Sphinx) -> None:
+    """sphinx-codeautolink replaces the names in ``codeautolink_custom_blocks`` by the functions
+    they name, in the configuration itself, which Sphinx then cannot store with the environment
+    (a warning, so an error here). It has read them by now: give the configuration its names back."""
+    blocks = app.config.codeautolink_custom_blocks
+    app.config.codeautolink_custom_blocks = {
+        lang: value if isinstance(value, str) else f"{value.__module__}.{value.__qualname__}"
+        for lang, value in blocks.items()}
+
+
+def setup(app: Sphinx) -> dict:
+    app.setup_extension("sphinx_codeautolink")
+    app.connect("builder-inited", _keep_config_picklable, priority=600)
+    app.connect("source-read", skip_gallery_pages)
+    link_every_written_page(app)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
