@@ -61,3 +61,26 @@ def test_sphinx_gallerys_timing_table_keeps_its_rows_and_loses_its_cdn_scripts(t
     kept = drop_remote_html(written)
     assert "https://" not in kept and "<script" not in kept
     assert ".. list-table::" in kept and "example.py" in kept and "01.500" in kept
+
+
+@pytest.mark.slow
+def test_code_cells_keep_their_links_when_a_rebuild_rereads_an_unchanged_page(tmp_path):
+    """sphinx-codeautolink links pages whose source changed; a page re-read because the
+    environment changed (here: an fxguide module) is rewritten too, and must keep its links
+    (fxsite.sphinx.codelinks.link_every_written_page)."""
+    from throwaway import build, make_site
+
+    site = make_site(tmp_path, "```{code-cell} python\nimport torch\n\nx = torch.randn(2)\n```\n")
+    page = site / "_build" / "html" / "page.html"
+    link = 'href="https://docs.pytorch.org/docs/'
+
+    done = build(site, force=False)
+    assert done.returncode == 0, done.stdout[-5000:]
+    assert link in page.read_text(), "the first build must link torch.randn to pytorch.org"
+    before = page.stat().st_mtime_ns
+    module = site / "fxguide" / "models" / "basics.py"
+    module.write_text(module.read_text() + "\n# an edit\n")
+    done = build(site, force=False)
+    assert done.returncode == 0, done.stdout[-5000:]
+    assert page.stat().st_mtime_ns != before, "the page must have been rewritten"
+    assert link in page.read_text(), "the rewritten page lost its code links"

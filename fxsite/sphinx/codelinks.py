@@ -20,6 +20,8 @@ Three adjustments make it fit this site:
 from __future__ import annotations
 
 import re
+import time
+from pathlib import Path
 
 from sphinx.application import Sphinx
 
@@ -48,22 +50,31 @@ def skip_gallery_pages(app: Sphinx, docname: str, source: list[str]) -> None:
 
 
 def link_every_written_page(app: Sphinx) -> None:
-    """Hand sphinx-codeautolink every page this build writes (see the module's docstring)."""
+    """Hand sphinx-codeautolink every page this build wrote (see the module's docstring).
+
+    A page counts as written when its HTML file is newer than the start of the
+    build: pages are written by worker processes in a parallel build, where the
+    main process sees no per-page event.
+    """
     from sphinx_codeautolink.extension import SphinxCodeAutoLink
 
-    written: set[str] = set()
+    started: list[float] = []
 
-    def note(app, pagename, templatename, context, doctree) -> None:
-        if doctree is not None:
-            written.add(pagename)
+    def note_start(app) -> None:
+        started.append(time.time())
 
     def before_links(app, exception) -> None:
+        if exception is not None or not started:
+            return
+        written = {doc for doc in app.env.found_docs
+                   if (path := Path(app.outdir, app.builder.get_target_uri(doc))).is_file()
+                   and path.stat().st_mtime >= started[0]}
         for listener in app.events.listeners.get("build-finished", []):
             state = getattr(listener.handler, "__self__", None)
             if isinstance(state, SphinxCodeAutoLink) and not state.do_nothing:
-                state.outdated_docs |= written
+                state.outdated_docs |= {str(Path(doc)) for doc in written}
 
-    app.connect("html-page-context", note)
+    app.connect("builder-inited", note_start, priority=100)
     app.connect("build-finished", before_links, priority=100)
 
 
