@@ -14,11 +14,14 @@ Three adjustments make it fit this site:
   source changed (:func:`link_every_written_page`): sphinx-codeautolink 0.19
   picks its pages before the build from the html builder's outdated documents,
   so a page re-read for another reason (a new torch, an edited fxguide module)
-  would be rewritten without links.
+  would be rewritten without links. And what it learnt of a MyST page in an
+  earlier build is read back from its cache (:func:`restore_myst_pages`): it
+  reads back only documents whose source is ``.rst``.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from pathlib import Path
@@ -56,8 +59,6 @@ def link_every_written_page(app: Sphinx) -> None:
     build: pages are written by worker processes in a parallel build, where the
     main process sees no per-page event.
     """
-    from sphinx_codeautolink.extension import SphinxCodeAutoLink
-
     started: list[float] = []
 
     def note_start(app) -> None:
@@ -69,13 +70,59 @@ def link_every_written_page(app: Sphinx) -> None:
         written = {doc for doc in app.env.found_docs
                    if (path := Path(app.outdir, app.builder.get_target_uri(doc))).is_file()
                    and path.stat().st_mtime >= started[0]}
-        for listener in app.events.listeners.get("build-finished", []):
-            state = getattr(listener.handler, "__self__", None)
-            if isinstance(state, SphinxCodeAutoLink) and not state.do_nothing:
-                state.outdated_docs |= {str(Path(doc)) for doc in written}
+        state = _state(app)
+        if state is not None and not state.do_nothing:
+            state.outdated_docs |= {str(Path(doc)) for doc in written}
 
     app.connect("builder-inited", note_start, priority=100)
     app.connect("build-finished", before_links, priority=100)
+
+
+def _state(app: Sphinx):
+    """sphinx-codeautolink's state object (it keeps no other handle than its event handlers)."""
+    from sphinx_codeautolink.extension import SphinxCodeAutoLink
+
+    for listeners in app.events.listeners.values():
+        for listener in listeners:
+            state = getattr(listener.handler, "__self__", None)
+            if isinstance(state, SphinxCodeAutoLink):
+                return state
+    return None
+
+
+def restore_myst_pages(app: Sphinx) -> None:
+    """``builder-inited``, after sphinx-codeautolink read its cache: add back the MyST pages it skipped."""
+    from sphinx_codeautolink.extension.cache import DataCache
+
+    state = _state(app)
+    if state is None or state.do_nothing or state.cache is None:
+        return
+    stored = Path(app.doctreedir) / DataCache.cache_filename
+    if not stored.is_file():
+        return
+    suffixes = [s for s in app.config.source_suffix if s != ".rst"]
+    missing = [doc for doc in json.loads(stored.read_text("utf-8")) if doc not in state.cache.transforms
+               and any(Path(app.srcdir, doc + suffix).is_file() for suffix in suffixes)]
+    if missing:
+        # DataCache.read() rebuilds the records; only its check of the source file is .rst-only.
+        everything = DataCache(app.doctreedir, app.srcdir)
+        everything.src_dir = _AnySuffix(Path(app.srcdir), suffixes)
+        everything.read()
+        for doc in missing:
+            if doc in everything.transforms:
+                state.cache.transforms[doc] = everything.transforms[doc]
+
+
+class _AnySuffix:
+    """A source folder where ``folder / "page.rst"`` is whichever of page.md, page.ipynb, ... exists."""
+
+    def __init__(self, folder: Path, suffixes: list[str]) -> None:
+        self.folder, self.suffixes = folder, suffixes
+
+    def __truediv__(self, name: str) -> Path:
+        stem = name.removesuffix(".rst")
+        return next((self.folder / (stem + s) for s in self.suffixes if (self.folder / (stem + s)).is_file()),
+                    self.folder / name)
 
 
 def _keep_config_picklable(app: Sphinx) -> None:
@@ -91,6 +138,7 @@ def _keep_config_picklable(app: Sphinx) -> None:
 def setup(app: Sphinx) -> dict:
     app.setup_extension("sphinx_codeautolink")
     app.connect("builder-inited", _keep_config_picklable, priority=600)
+    app.connect("builder-inited", restore_myst_pages, priority=600)
     app.connect("source-read", skip_gallery_pages)
     link_every_written_page(app)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
