@@ -14,9 +14,9 @@ Three adjustments make it fit this site:
   source changed (:func:`link_every_written_page`): sphinx-codeautolink 0.19
   picks its pages before the build from the html builder's outdated documents,
   so a page re-read for another reason (a new torch, an edited fxguide module)
-  would be rewritten without links. And what it learnt of a MyST page in an
-  earlier build is read back from its cache (:func:`restore_myst_pages`): it
-  reads back only documents whose source is ``.rst``.
+  would be rewritten without links. What it learnt of such a page in an earlier
+  build comes from its cache (:func:`stored_transforms`), which it reads back
+  only for ``.rst`` sources. Nothing is read or resolved when nothing is written.
 """
 
 from __future__ import annotations
@@ -71,8 +71,11 @@ def link_every_written_page(app: Sphinx) -> None:
                    if (path := Path(app.outdir, app.builder.get_target_uri(doc))).is_file()
                    and path.stat().st_mtime >= started[0]}
         state = _state(app)
-        if state is not None and not state.do_nothing:
-            state.outdated_docs |= {str(Path(doc)) for doc in written}
+        if state is None or state.do_nothing:
+            return
+        state.outdated_docs |= {str(Path(doc)) for doc in written}
+        # pages not read again in this build (written or not): their names come from the cache
+        state.cache.transforms.update(stored_transforms(app, set(state.cache.transforms)))
 
     app.connect("builder-inited", note_start, priority=100)
     app.connect("build-finished", before_links, priority=100)
@@ -90,27 +93,23 @@ def _state(app: Sphinx):
     return None
 
 
-def restore_myst_pages(app: Sphinx) -> None:
-    """``builder-inited``, after sphinx-codeautolink read its cache: add back the MyST pages it skipped."""
+def stored_transforms(app: Sphinx, known: set[str]) -> dict:
+    """What sphinx-codeautolink stored in an earlier build about documents other than ``known``,
+    names already resolved (no import, no analysis).
+
+    Its own reading of the cache keeps only documents whose source is ``.rst``;
+    then, writing it back, it drops the others for good.
+    """
     from sphinx_codeautolink.extension.cache import DataCache
 
-    state = _state(app)
-    if state is None or state.do_nothing or state.cache is None:
-        return
     stored = Path(app.doctreedir) / DataCache.cache_filename
     if not stored.is_file():
-        return
-    suffixes = [s for s in app.config.source_suffix if s != ".rst"]
-    missing = [doc for doc in json.loads(stored.read_text("utf-8")) if doc not in state.cache.transforms
-               and any(Path(app.srcdir, doc + suffix).is_file() for suffix in suffixes)]
-    if missing:
-        # DataCache.read() rebuilds the records; only its check of the source file is .rst-only.
-        everything = DataCache(app.doctreedir, app.srcdir)
-        everything.src_dir = _AnySuffix(Path(app.srcdir), suffixes)
-        everything.read()
-        for doc in missing:
-            if doc in everything.transforms:
-                state.cache.transforms[doc] = everything.transforms[doc]
+        return {}
+    # DataCache.read() rebuilds the records; only its check of the source file is .rst-only.
+    everything = DataCache(app.doctreedir, app.srcdir)
+    everything.src_dir = _AnySuffix(Path(app.srcdir), list(app.config.source_suffix))
+    everything.read()
+    return {doc: transforms for doc, transforms in everything.transforms.items() if doc not in known}
 
 
 class _AnySuffix:
@@ -138,7 +137,6 @@ def _keep_config_picklable(app: Sphinx) -> None:
 def setup(app: Sphinx) -> dict:
     app.setup_extension("sphinx_codeautolink")
     app.connect("builder-inited", _keep_config_picklable, priority=600)
-    app.connect("builder-inited", restore_myst_pages, priority=600)
     app.connect("source-read", skip_gallery_pages)
     link_every_written_page(app)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
