@@ -266,16 +266,20 @@ def add_canonical_names(app: Sphinx, env) -> None:
     signatures name it) would not find ``torch.fx.GraphModule.recompile``. Runs
     before sphinx-codeautolink resolves the code's names (``env-updated``, priority 400).
     """
-    api_pages = getattr(env, "fxguide_api_pages", set())
     domain = env.domains["py"]
+    done = getattr(env, "fxguide_canonical_names", None)
+    if done and all(alias in domain.objects for alias in done):
+        return  # added in an earlier build, and the reference page was not read again: no torch import
+    api_pages = getattr(env, "fxguide_api_pages", set())
     if not any(entry.docname in api_pages for entry in domain.objects.values()):
-        return  # no reference page: nothing to alias (and no need to import torch)
+        return  # no reference page: nothing to alias
     from fxsite.sphinx.usage import canonical_names
 
     for alias, name in canonical_names().items():
         entry = domain.objects.get(name)
         if entry is not None and alias not in domain.objects:
             domain.objects[alias] = entry._replace(aliased=True)
+    env.fxguide_canonical_names = [alias for alias in canonical_names() if alias in domain.objects]
 
 
 def _merge(app: Sphinx, env, docnames, other) -> None:
