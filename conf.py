@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT))
 # Notebook kernels are child processes: they must import this checkout's fxguide too.
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
 
-from fxsite.sphinx.fingerprint import fingerprint, invalidate_stale_gallery, torch_version  # noqa: E402
+from fxsite.sphinx.fingerprint import fingerprint, rerun_gallery_when_stale, torch_version  # noqa: E402
 
 # -- Project -------------------------------------------------------------------
 
@@ -37,6 +37,8 @@ extensions = [
     "myst_nb",
     "sphinx_gallery.gen_gallery",
     "sphinx_copybutton",
+    "sphinx.ext.intersphinx",  # torch names link to pytorch.org, from a committed inventory
+    "fxsite.sphinx.codelinks",  # sphinx-codeautolink: every name in every code cell links to its entry
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
     "fxsite.sphinx.sphinx_ext",  # names the file and line of a cell that raised unexpectedly
@@ -97,7 +99,9 @@ fxguide_prerun = os.environ.get("FXGUIDE_PRERUN", "1") != "0"
 # -- sphinx-gallery: the worked examples -----------------------------------------
 
 GALLERY_OUT = ROOT / "docs" / "gallery"
-invalidate_stale_gallery(GALLERY_OUT, FINGERPRINT, force=FORCE_EXECUTE)
+# sphinx-gallery re-runs only the examples whose source changed. When FINGERPRINT
+# changed since the examples last ran, or the build is forced, setup() below turns
+# on its `run_stale_examples` option for this build (fxsite/sphinx/fingerprint.py).
 
 sphinx_gallery_conf = {
     "examples_dirs": "../gallery",
@@ -140,23 +144,41 @@ copybutton_prompt_is_regexp = True
 copybutton_only_copy_prompt_lines = True
 copybutton_exclude = ".linenos, .gp, .go"
 
+# -- Code cells link their names: sphinx-codeautolink ------------------------------
+# Each name in a page's or an example's code links to its entry: torch.fx and fxguide
+# on the reference pages, the rest of torch on pytorch.org (intersphinx, below).
+# A page's cells run in one kernel, an example's blocks in one namespace: names
+# imported in one cell resolve in the later ones.
+codeautolink_concat_default = True
+codeautolink_custom_blocks = {"pycon": "fxsite.sphinx.codelinks.clean_doctest"}
+# The reference's "used in" lists come from fxsite/sphinx/usage.py, not from
+# codeautolink's tables (which would be a second list under each entry).
+codeautolink_autodoc_inject = False
+
 # -- Autodoc --------------------------------------------------------------------
 
 autodoc_typehints = "description"
 autodoc_member_order = "bysource"
 
+# -- Links to torch's reference: intersphinx, offline -------------------------------
+# The inventory of docs.pytorch.org for the pinned torch is committed
+# (fxsite/sphinx/torch-objects.inv); the build reads it and fetches nothing.
+# Refresh it with `python -m fxsite.sphinx.torch_inventory` (README, "Links to torch").
+from fxsite.sphinx.torch_inventory import INVENTORY, docs_url  # noqa: E402
+
+intersphinx_mapping = {"torch": (docs_url(TORCH_VERSION), str(INVENTORY))}
+
 # -- Cross-references -----------------------------------------------------------
 # Every reference must resolve (the reference pages document torch.fx and
-# fxguide from the installed code). Nothing is fetched: no intersphinx.
+# fxguide from the installed code; the rest of torch resolves through intersphinx).
 
 nitpicky = True
 # The only references allowed to stay unresolved, each for a stated reason.
 nitpick_ignore_regex = [
-    # torch outside torch.fx (Tensor, dtype, device, SymInt, nn.Module, _ops.OpOverload, ...)
-    # appears in torch.fx signatures; the site documents torch.fx only and, offline,
-    # has no inventory of pytorch.org to link to.
-    (r"py:(class|obj|func|meth|attr|data|mod)", r"torch\.(?!fx\.)[\w.]+"),
-    (r"py:class", r"nn\.[\w.]+"),  # the same, spelled through `from torch import nn`
+    # torch outside torch.fx resolves through intersphinx, except what pytorch.org does not
+    # document: torch._ops.OpOverload (private; the type of torch.ops.aten.* targets), and
+    # `nn.Module` as a dataclass field's annotation string (`from __future__ import annotations`).
+    (r"py:class", r"torch\._ops\.OpOverload|nn\.Module"),
     # torch.fx internals that torch.fx.__all__ does not export, seen in its signatures and
     # docstrings: private type variables and aliases (_R, _F, _P, Argument, ArgumentT,
     # Target) and helper classes the reference does not document.
@@ -179,3 +201,5 @@ nitpick_ignore = [
 
 def setup(app):
     app.add_config_value("fxguide_fingerprint", FINGERPRINT, "env")
+    # -- gallery: every example re-runs under a new fingerprint or in a forced build --
+    rerun_gallery_when_stale(app, GALLERY_OUT, FINGERPRINT, force=FORCE_EXECUTE)

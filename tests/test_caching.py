@@ -7,13 +7,14 @@ import shutil
 from pathlib import Path
 
 from importlib import metadata
+from types import SimpleNamespace
 
 import pytest
 from throwaway import build, make_site
 
 from fxsite.drift.extract import ROOT
 from fxsite.sphinx import fingerprint as fingerprint_module
-from fxsite.sphinx.fingerprint import fingerprint, invalidate_stale_gallery
+from fxsite.sphinx.fingerprint import fingerprint, gallery_is_stale, record_gallery_key, rerun_gallery_when_stale
 
 
 @pytest.fixture
@@ -80,15 +81,47 @@ def test_fingerprint_rejects_a_folder_without_fxguide(tmp_path):
         fingerprint(tmp_path)
 
 
-def test_gallery_md5s_are_dropped_only_when_the_key_changes(tmp_path):
+class _App:
+    """What rerun_gallery_when_stale needs of Sphinx: sphinx-gallery's filled-in options and connect()."""
+
+    def __init__(self) -> None:
+        self.config = SimpleNamespace(sphinx_gallery_conf={"run_stale_examples": False})
+        self.handlers: dict[str, object] = {}
+
+    def connect(self, event, handler, priority=500) -> None:
+        self.handlers[event] = handler
+
+    def build(self, exception=None) -> bool:
+        """Run the handlers as a build would; whether sphinx-gallery was told to re-run every example."""
+        self.config.sphinx_gallery_conf["run_stale_examples"] = False
+        self.handlers["builder-inited"](self)
+        rerun = self.config.sphinx_gallery_conf["run_stale_examples"]
+        self.handlers["build-finished"](self, exception)
+        return rerun
+
+
+def test_gallery_reruns_every_example_when_the_key_changes_and_only_then(tmp_path):
     out = tmp_path / "gallery"
-    assert invalidate_stale_gallery(out, "key-a")
-    md5 = out / "example.py.md5"
-    md5.write_text("abc")
-    assert not invalidate_stale_gallery(out, "key-a") and md5.exists()
-    assert invalidate_stale_gallery(out, "key-b") and not md5.exists()
-    md5.write_text("abc")
-    assert invalidate_stale_gallery(out, "key-b", force=True) and not md5.exists()
+    first, same, forced, other = _App(), _App(), _App(), _App()
+    rerun_gallery_when_stale(first, out, "key-a")
+    rerun_gallery_when_stale(same, out, "key-a")
+    rerun_gallery_when_stale(forced, out, "key-a", force=True)
+    rerun_gallery_when_stale(other, out, "key-b")
+    assert first.build() is True  # no record yet
+    assert same.build() is False  # ran under key-a already: sphinx-gallery's md5 check decides
+    assert forced.build() is True  # CI: every example runs
+    assert other.build() is True  # a new environment or fxguide: every example runs
+
+
+def test_a_failed_build_leaves_the_gallery_stale(tmp_path):
+    out = tmp_path / "gallery"
+    failed, next_build = _App(), _App()
+    rerun_gallery_when_stale(failed, out, "key-b")
+    rerun_gallery_when_stale(next_build, out, "key-b")
+    record_gallery_key(out, "key-a")
+    assert failed.build(exception=RuntimeError("an example failed")) is True
+    assert gallery_is_stale(out, "key-b"), "a build that failed must not record its key"
+    assert next_build.build() is True
 
 
 PROBE_PAGE = """\
@@ -138,6 +171,38 @@ def test_cached_builds_reexecute_after_fxguide_or_page_edits(tmp_path):
     page = site / "docs" / "page.md"
     page.write_text(page.read_text().replace("print(VALUE)", "print(VALUE * 2)"))
     assert rebuild() == ("twotwo", "two"), "a change of the page must re-execute it"
+
+
+COUNTING_SCRIPT = '''\
+"""
+Counting
+========
+
+Appends a line to a file each time it runs.
+"""
+
+with open({runs!r}, "a") as runs:
+    runs.write("ran\\n")
+'''
+
+
+@pytest.mark.slow
+def test_examples_rerun_under_a_new_fingerprint_and_in_forced_builds_only(tmp_path):
+    runs = tmp_path / "runs.txt"
+    site = make_site(tmp_path, "```{code-cell} python\nprint(1)\n```\n", script=COUNTING_SCRIPT.format(runs=str(runs)))
+
+    def count_after(force: bool) -> int:
+        done = build(site, force=force)
+        assert done.returncode == 0, done.stdout[-5000:]
+        return runs.read_text().count("ran")
+
+    assert count_after(force=False) == 1
+    assert count_after(force=False) == 1, "nothing changed: the example must not run again"
+    assert count_after(force=True) == 2, "a forced build runs every example, unchanged or not"
+    module = site / "fxguide" / "models" / "basics.py"
+    module.write_text(module.read_text() + "\n# an edit\n")
+    assert count_after(force=False) == 3, "a new fingerprint runs every example again"
+    assert count_after(force=False) == 3
 
 
 API_PAGE = """\

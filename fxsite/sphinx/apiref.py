@@ -23,6 +23,7 @@ import importlib
 import inspect
 import pkgutil
 import re
+import textwrap
 from pathlib import Path
 
 from docutils import nodes
@@ -107,10 +108,30 @@ class TorchFxApi(SphinxDirective):
     ``:also:`` adds names from deeper in ``torch.fx`` that the guide uses
     (``torch.fx.passes.shape_prop.ShapeProp``), space-separated, so that
     references to them resolve too; they show the first paragraph of their docstring.
+
+    The content holds the guide's notes on entries whose docstring says less, or
+    other, than what the guide shows: a line naming the entry (``symbolic_trace``,
+    as in ``torch.fx.__all__``), then the note, indented. Each note is shown as a
+    "note" box right after that entry's docstring.
     """
 
-    has_content = False
+    has_content = True
     option_spec = {"also": directives.unchanged}
+
+    def notes(self) -> dict[str, list[str]]:
+        """The content's notes: entry name -> the note's reStructuredText lines."""
+        found: dict[str, list[str]] = {}
+        current = None
+        for line in self.content:
+            if line and not line[0].isspace():
+                current = line.strip()
+                found[current] = []
+            elif current is None:
+                if line.strip():
+                    raise self.error(f"torch-fx-api: a note must follow the line naming its entry, got {line!r}")
+            else:
+                found[current].append(line)
+        return found
 
     def run(self) -> list[nodes.Node]:
         import torch.fx as fx
@@ -118,6 +139,11 @@ class TorchFxApi(SphinxDirective):
         from fxsite.sphinx.usage import CLASSES, public_members
 
         _note_api_page(self)
+        notes = self.notes()
+        unknown = sorted(set(notes) - set(fx.__all__))
+        if unknown:
+            raise self.error(f"torch-fx-api: notes for {unknown}, which are not in torch.fx.__all__ "
+                             f"of the installed torch")
         sections = []
         for name in fx.__all__:
             obj = getattr(fx, name)
@@ -129,6 +155,10 @@ class TorchFxApi(SphinxDirective):
                         rst.append("   :inherited-members:")
             else:
                 rst = [f".. autofunction:: torch.fx.{name}"]
+            if name in notes:  # content of the autodoc directive: shown after the docstring
+                rst += ["", "   .. admonition:: Note from the guide", "      :class: note", ""]
+                note = textwrap.dedent("\n".join(notes[name])).splitlines()
+                rst += [f"      {line}" if line.strip() else "" for line in note]
             sections.append(_section(self, name, rst))
         for dotted in self.options.get("also", "").split():
             module, _, attr = dotted.rpartition(".")
@@ -228,6 +258,30 @@ def reread_api_pages(app: Sphinx, env, added: set[str], changed: set[str], remov
     return sorted(getattr(env, "fxguide_api_pages", set()) & env.found_docs)
 
 
+def add_canonical_names(app: Sphinx, env) -> None:
+    """Register each documented torch.fx member under its defining module's name too.
+
+    autodoc does this for the classes (``:canonical:``), not for their members, so
+    ``torch.fx.graph_module.GraphModule.recompile`` (how sphinx-codeautolink and
+    signatures name it) would not find ``torch.fx.GraphModule.recompile``. Runs
+    before sphinx-codeautolink resolves the code's names (``env-updated``, priority 400).
+    """
+    domain = env.domains["py"]
+    done = getattr(env, "fxguide_canonical_names", None)
+    if done and all(alias in domain.objects for alias in done):
+        return  # added in an earlier build, and the reference page was not read again: no torch import
+    api_pages = getattr(env, "fxguide_api_pages", set())
+    if not any(entry.docname in api_pages for entry in domain.objects.values()):
+        return  # no reference page: nothing to alias
+    from fxsite.sphinx.usage import canonical_names
+
+    for alias, name in canonical_names().items():
+        entry = domain.objects.get(name)
+        if entry is not None and alias not in domain.objects:
+            domain.objects[alias] = entry._replace(aliased=True)
+    env.fxguide_canonical_names = [alias for alias in canonical_names() if alias in domain.objects]
+
+
 def _merge(app: Sphinx, env, docnames, other) -> None:
     env.fxguide_api_pages = getattr(env, "fxguide_api_pages", set()) | getattr(other, "fxguide_api_pages", set())
 
@@ -239,3 +293,4 @@ def setup(app: Sphinx) -> None:
     app.connect("object-description-transform", add_used_in, priority=900)
     app.connect("env-get-outdated", reread_api_pages)
     app.connect("env-merge-info", _merge)
+    app.connect("env-updated", add_canonical_names, priority=400)

@@ -72,21 +72,56 @@ def fingerprint(root: Path) -> str:
     return f"torch{version}-{digest.hexdigest()[:12]}"
 
 
-def invalidate_stale_gallery(gallery_out: Path, key: str, *, force: bool = False) -> bool:
-    """Delete sphinx-gallery's per-example md5 files when ``key`` changed (or ``force``).
+STAMP = ".fxguide-fingerprint"
+"""The file, in the gallery's output folder, naming the key its examples last ran under."""
+
+
+def gallery_is_stale(gallery_out: Path, key: str, *, force: bool = False) -> bool:
+    """Whether the examples' outputs in ``gallery_out`` were made under another ``key`` (or ``force``).
 
     sphinx-gallery skips an example whose source md5 is unchanged; it knows
-    nothing of torch. Dropping the md5 files makes it execute every example again.
-    Returns True when the gallery was invalidated.
+    nothing of torch or of the environment. When this is True, the build sets
+    sphinx-gallery's ``run_stale_examples`` so that every example runs again.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as out:
+    ...     before = gallery_is_stale(Path(out), "key-a")
+    ...     record_gallery_key(Path(out), "key-a")
+    ...     before, gallery_is_stale(Path(out), "key-a"), gallery_is_stale(Path(out), "key-b")
+    (True, False, True)
+    """
+    stamp = Path(gallery_out) / STAMP
+    return bool(force) or not (stamp.is_file() and stamp.read_text() == key)
+
+
+def record_gallery_key(gallery_out: Path, key: str) -> None:
+    """Note that every example in ``gallery_out`` ran under ``key`` (after a build that ran them)."""
+    gallery_out = Path(gallery_out)
+    gallery_out.mkdir(parents=True, exist_ok=True)
+    (gallery_out / STAMP).write_text(key)
+
+
+def rerun_gallery_when_stale(app, gallery_out: Path, key: str, *, force: bool = False) -> None:
+    """Make sphinx-gallery re-run every example when :func:`gallery_is_stale`; record ``key`` once they ran.
+
+    Connected from ``conf.py``. The option is set on sphinx-gallery's filled-in
+    configuration when the builder starts, not in ``conf.py``: the value Sphinx
+    compares between builds stays the same, so the build after a stale one is
+    not told "the configuration has changed". The key is recorded only when the
+    build finishes without an error (a failing example raises there), so an
+    interrupted or failed build re-runs everything next time.
     """
     gallery_out = Path(gallery_out)
-    stamp = gallery_out / ".fxguide-fingerprint"
-    if not force and stamp.is_file() and stamp.read_text() == key:
-        return False
-    if gallery_out.is_dir():
-        for md5 in gallery_out.rglob("*.md5"):
-            md5.unlink()
-    gallery_out.mkdir(parents=True, exist_ok=True)
-    stamp.write_text(key)
-    return True
 
+    def before_examples(app) -> None:
+        if gallery_is_stale(gallery_out, key, force=force):
+            app.config.sphinx_gallery_conf["run_stale_examples"] = True
+
+    def after_build(app, exception) -> None:
+        if exception is None:
+            record_gallery_key(gallery_out, key)
+
+    # sphinx-gallery fills its configuration at builder-inited (priority 10) and runs
+    # the examples there (priority 500); it reports failing examples at build-finished (500).
+    app.connect("builder-inited", before_examples, priority=400)
+    app.connect("build-finished", after_build, priority=900)

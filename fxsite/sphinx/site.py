@@ -14,8 +14,8 @@ It holds what the site needs beyond the stock theme, each part in its own module
 - ``templates/``: the sidebar that shows the whole guide, section by section.
 
 Beside it, tools for the built site: :mod:`fxsite.web.serve` (``make serve``),
-:mod:`fxsite.web.links` (the link checker), :mod:`fxsite.web.weigh` (page
-count and sizes) and :mod:`fxsite.web.chromium` (how tests start a browser).
+:mod:`fxsite.web.links` (the link checker) and :mod:`fxsite.web.chromium`
+(which Chromium the browser tests drive, and its offline flags).
 """
 
 from __future__ import annotations

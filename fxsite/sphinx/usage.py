@@ -7,13 +7,19 @@ credited to ``GraphModule.recompile`` but ``items.append(x)`` is not credited to
 ``Node.append``:
 
 - names reached through imports: ``fx.symbolic_trace``, ``torch.fx.Graph``,
-  ``from torch.fx import Interpreter``;
+  ``from torch.fx import Interpreter``, and a name's home module when ``torch.fx``
+  re-exports it (``fx.node.map_arg`` is ``fx.map_arg``);
+- classes and functions imported from ``fxguide`` or ``torch``, looked up in the
+  installed code: ``SwapOps(gm).run(x)`` uses ``Interpreter.run`` because ``SwapOps``
+  derives from ``Interpreter``, ``ModulePathTracer.call_module`` is ``Tracer.call_module``
+  overridden, and a function's return annotation tells what its result is;
 - values whose class is known: results of ``symbolic_trace`` and
   ``GraphModule(...)`` (a ``GraphModule``), ``gm.graph`` and ``Graph()`` (a
   ``Graph``), nodes of a graph (loops over ``graph.nodes``, ``graph.call_function(...)``,
   …), instances and subclasses of ``Tracer``, ``Interpreter`` and ``Transformer``,
   parameters annotated with one of those classes;
-- methods overridden in a subclass (``def run_node`` in an ``Interpreter`` subclass).
+- methods overridden in a subclass (``def run_node`` in an ``Interpreter`` subclass),
+  and ``super().call_module(...)`` inside one.
 
 A method called on a value of unknown class is credited only when exactly one of
 the documented classes has it and its name is not a common one (``append``,
@@ -23,7 +29,10 @@ the documented classes has it and its name is not a common one (``append``,
 from __future__ import annotations
 
 import ast
+import functools
+import importlib
 import inspect
+import typing
 from collections.abc import Iterable
 
 import torch.fx as fx
@@ -36,7 +45,11 @@ _COMMON = frozenset({
     "append", "prepend", "args", "kwargs", "next", "prev", "run", "output", "code", "graph", "nodes",
     "trace", "getattr", "transform", "placeholder", "get_attr", "call_function", "call_method",
     "call_module", "lint", "create_node", "create_arg", "boxed_run", "format_node",
+    # annotated attributes of Node and Tracer with everyday names
+    "name", "op", "target", "type", "meta", "users", "scope", "iter", "keys", "proxy",
 })
+# Where an imported name is looked up in the installed code to learn its class.
+_LIVE_PACKAGES = ("fxguide", "torch")
 
 
 def _defining_classes(cls: type) -> list[type]:
@@ -50,7 +63,8 @@ def _defining_classes(cls: type) -> list[type]:
 
 
 def public_members(cls: type) -> list[str]:
-    """The public methods and properties of ``cls`` that the reference documents, in source order.
+    """The public methods, properties and annotated attributes of ``cls`` that the reference
+    documents, in source order (a class's annotated attributes first, as its body declares them).
 
     Inherited members count when they come from a ``torch.fx`` helper base
     (``Tracer`` inherits ``create_proxy`` from ``TracerBase``), not from another
@@ -59,11 +73,16 @@ def public_members(cls: type) -> list[str]:
 
     >>> public_members(fx.GraphModule)[:3]
     ['graph', 'to_folder', 'add_submodule']
+    >>> "record_stack_traces" in public_members(fx.Tracer)  # ``record_stack_traces: bool`` in TracerBase
+    True
     """
     if cls not in CLASSES:
         raise ValueError(f"public_members: expected one of {[c.__name__ for c in CLASSES]}, got {cls!r}")
     names: list[str] = []
     for owner in _defining_classes(cls):
+        for name in vars(owner).get("__annotations__", {}):
+            if not name.startswith("_") and name not in names:
+                names.append(name)
         for name, value in vars(owner).items():
             if name.startswith("_") or name in names:
                 continue
@@ -76,12 +95,33 @@ def public_members(cls: type) -> list[str]:
 def documented_names() -> list[str]:
     """Every name the reference documents: ``torch.fx.__all__`` plus the classes' public members.
 
+    The usage coverage of the guide is how many of these :func:`uses_in_code` finds.
+
     >>> "torch.fx.Graph.print_tabular" in documented_names()
     True
     """
     names = [f"torch.fx.{name}" for name in fx.__all__]
     for cls in CLASSES:
         names += [f"torch.fx.{cls.__name__}.{member}" for member in public_members(cls)]
+    return names
+
+
+def canonical_names() -> dict[str, str]:
+    """Each documented class member under the name of its class's defining module -> its documented name.
+
+    The reference documents ``torch.fx.GraphModule.recompile``; tools that follow
+    Python's objects (sphinx-codeautolink, autodoc's signatures) name it
+    ``torch.fx.graph_module.GraphModule.recompile``.
+
+    >>> canonical_names()["torch.fx.graph_module.GraphModule.recompile"]
+    'torch.fx.GraphModule.recompile'
+    """
+    names = {}
+    for cls in CLASSES:
+        home = f"{cls.__module__}.{cls.__qualname__}"
+        if home != f"torch.fx.{cls.__name__}":
+            for member in public_members(cls):
+                names[f"{home}.{member}"] = f"torch.fx.{cls.__name__}.{member}"
     return names
 
 
@@ -101,11 +141,65 @@ _ATTRS = {("GraphModule", "graph"): "Graph", ("Graph", "nodes"): "Node*", ("Node
           ("Node", "prev"): "Node", ("Node", "all_input_nodes"): "Node*", ("Graph", "find_nodes"): "Node*"}
 
 
+@functools.lru_cache(maxsize=None)
+def _live(dotted: str):
+    """The object ``dotted`` names in the installed code (``fxguide.transforms.replace.SwapOps``), or None.
+
+    Only names under :data:`_LIVE_PACKAGES` are imported: the pages' other imports
+    (transformers, timm, ...) would cost seconds and hold none of torch.fx's classes.
+    """
+    if not dotted.startswith(tuple(f"{p}." for p in _LIVE_PACKAGES)):
+        return None
+    module, _, attr = dotted.rpartition(".")
+    try:
+        return getattr(importlib.import_module(module), attr)
+    except Exception:  # noqa: BLE001 (a name the installed code lacks: nothing to learn from it)
+        try:
+            return importlib.import_module(dotted)
+        except Exception:  # noqa: BLE001
+            return None
+
+
+@functools.lru_cache(maxsize=None)
+def _canonical(dotted: str) -> str:
+    """``dotted``, or the ``torch.fx.<name>`` that re-exports the same object.
+
+    >>> _canonical("torch.fx.node.map_arg"), _canonical("torch.fx.passes.shape_prop.ShapeProp")
+    ('torch.fx.map_arg', 'torch.fx.passes.shape_prop.ShapeProp')
+    """
+    last = dotted.rsplit(".", 1)[-1]
+    if dotted.startswith("torch.fx.") and dotted.count(".") > 2 and last in fx.__all__:
+        if _live(dotted) is getattr(fx, last):
+            return f"torch.fx.{last}"
+    return dotted
+
+
+def _documented_class(obj) -> str | None:
+    """The documented class ``obj`` is or derives from (``SwapOps`` -> ``"Interpreter"``), if any."""
+    if inspect.isclass(obj):
+        for base in obj.__mro__:
+            if base in CLASSES:
+                return base.__name__
+    return None
+
+
+def _returned_class(func) -> str | None:
+    """The documented class a function's return annotation names (``-> fx.GraphModule``), if any."""
+    if not callable(func) or inspect.isclass(func):
+        return None
+    try:
+        hints = typing.get_type_hints(func)
+    except Exception:  # noqa: BLE001 (unresolvable annotations: nothing to learn)
+        return None
+    return _documented_class(hints.get("return"))
+
+
 class _Uses(ast.NodeVisitor):
     def __init__(self) -> None:
         self.aliases: dict[str, str] = {}  # local name -> dotted torch name it stands for
         self.types: dict[str, str] = {}  # variable -> class name among CLASSES (or "Node*": an iterable of nodes)
         self.classes: dict[str, str] = {}  # user class -> the documented class it derives from
+        self.returns: dict[str, str] = {}  # imported function -> the documented class it returns
         self.used: set[str] = set()
         self._self_class: list[str | None] = [None]
 
@@ -116,7 +210,7 @@ class _Uses(ast.NodeVisitor):
             return self.aliases.get(node.id)
         if isinstance(node, ast.Attribute):
             base = self.dotted(node.value)
-            return f"{base}.{node.attr}" if base else None
+            return _canonical(f"{base}.{node.attr}") if base else None
         return None
 
     def fx_name(self, node: ast.AST) -> str | None:
@@ -143,6 +237,10 @@ class _Uses(ast.NodeVisitor):
                 return name.rsplit(".", 1)[1]
             if isinstance(func, ast.Name) and func.id in self.classes:
                 return self.classes[func.id]
+            if isinstance(func, ast.Name) and func.id in self.returns:
+                return self.returns[func.id]
+            if isinstance(func, ast.Name) and func.id == "super" and not node.args:
+                return self._self_class[-1]  # super().call_module(...) in a Tracer subclass
             if isinstance(func, ast.Name) and func.id in {"list", "reversed", "tuple"} and node.args:
                 inner = self.class_of(node.args[0])
                 return inner if inner == "Node*" else None
@@ -167,11 +265,16 @@ class _Uses(ast.NodeVisitor):
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         for alias in node.names:
-            if node.module:
-                self.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-                name = f"{node.module}.{alias.name}"
+            if node.module and alias.name != "*":
+                local, name = alias.asname or alias.name, _canonical(f"{node.module}.{alias.name}")
+                self.aliases[local] = name
                 if name.startswith("torch.fx."):
                     self.used.add(name)
+                obj = _live(name)
+                if _documented_class(obj):  # from fxguide.transforms.replace import SwapOps
+                    self.classes[local] = _documented_class(obj)
+                elif _returned_class(obj):  # from fxguide.tracing.tracers import trace
+                    self.returns[local] = _returned_class(obj)
 
     def _bind(self, target: ast.AST, cls: str | None) -> None:
         if isinstance(target, ast.Name):
@@ -225,7 +328,7 @@ class _Uses(ast.NodeVisitor):
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         saved = dict(self.types)
-        for arg in node.args.args + node.args.kwonlyargs:
+        for arg in node.args.posonlyargs + node.args.args + node.args.kwonlyargs:
             self._bind(ast.Name(arg.arg), self._annotation(arg.annotation))
             if arg.annotation is not None:
                 self.visit(arg.annotation)
@@ -270,6 +373,8 @@ class _Uses(ast.NodeVisitor):
         if dotted and dotted.startswith("torch.fx."):  # deeper: torch.fx.passes.shape_prop.ShapeProp
             self.used.add(dotted)
         owner = self.class_of(node.value)
+        if owner is None and isinstance(node.value, ast.Name) and node.value.id in self.classes:
+            owner = self.classes[node.value.id]  # ModulePathTracer.call_module: the class itself
         if owner in _MEMBERS:
             if owner == "Transformer" and node.attr not in _MEMBERS["Transformer"]:
                 owner = "Interpreter"
@@ -294,7 +399,8 @@ def uses_in_code(blocks: Iterable[str]) -> set[str]:
     ...     "for node in gm.graph.nodes:\\n    print(node.op)\\nresult = []\\nresult.append(1)",
     ...     "gm.recompile()",
     ... ]))
-    ['torch.fx.Graph.nodes', 'torch.fx.GraphModule.graph', 'torch.fx.GraphModule.recompile', 'torch.fx.symbolic_trace']
+    ['torch.fx.Graph.nodes', 'torch.fx.GraphModule.graph', 'torch.fx.GraphModule.recompile', 'torch.fx.Node.op',
+     'torch.fx.symbolic_trace']
     """
     if isinstance(blocks, str):
         raise TypeError("uses_in_code: pass a list of code blocks, not one string (wrap it: [code])")

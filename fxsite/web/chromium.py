@@ -1,9 +1,10 @@
-"""How the tests and :mod:`fxsite.web.weigh` start a browser: Debian's Chromium, headless, quiet.
+"""Which Chromium the browser tests drive, and the flags that keep it offline.
 
 Playwright's own browser downloads are not used (they need the network);
-``.ci/ensure-tools`` installs Debian's ``chromium``. The flags keep Chromium
-from reaching out on its own (updates, sync, QUIC probes), so every request it
-makes comes from the page.
+``.ci/ensure-tools`` installs Debian's ``chromium``, and the tests hand it to
+pytest-playwright as the executable (``tests/browser/conftest.py``). The flags
+keep Chromium from reaching out on its own (updates, sync, QUIC probes), so
+every request it makes comes from the page.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 
 CHROMIUM = os.environ.get("FXGUIDE_CHROMIUM", "/usr/bin/chromium")
 ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]
 
@@ -29,6 +30,9 @@ def executable() -> str:
     return found
 
 
-def launch(playwright):
-    """Start headless Chromium through a running ``sync_playwright()``."""
-    return playwright.chromium.launch(executable_path=executable(), args=ARGS, headless=True)
+def launch_args() -> dict:
+    """Playwright's ``launch()`` options for that Chromium: its path and the offline flags.
+
+    Headless unless the caller says otherwise (pytest-playwright's ``--headed``).
+    """
+    return {"executable_path": executable(), "args": list(ARGS), "headless": True}

@@ -1,10 +1,13 @@
-"""The built site served on localhost and a headless Chromium to read it.
+"""The built site served on localhost and read by a headless Chromium through pytest-playwright.
 
 The server is the one ``make serve`` runs (:mod:`fxsite.web.serve`), on
-127.0.0.1 and a free port. Chromium is Debian's (:mod:`fxsite.web.chromium`,
-installed by ``.ci/ensure-tools``), driven through Playwright's Python API; every request it
-makes to another host is refused and recorded, so a page that needs the network
-fails the tests instead of loading slowly.
+127.0.0.1 and a free port. The browser is pytest-playwright's ``browser``
+fixture, launched with Debian's Chromium as the executable and the flags that
+keep it offline (:mod:`fxsite.web.chromium`; installed by ``.ci/ensure-tools``).
+Every request a page makes to another host is refused and recorded, so a page
+that needs the network fails the tests instead of loading slowly.
+Its ``page`` fixture (a fresh context per test) serves the tests that drive one feature;
+the crawl shares one context for the whole session (``site_context``).
 """
 
 from __future__ import annotations
@@ -29,20 +32,20 @@ def site_url(built_site: Path) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def browser():
-    """Headless Debian Chromium, started once per session."""
+def browser_type_launch_args(browser_type_launch_args: dict) -> dict:
+    """pytest-playwright launches Debian's Chromium, with the offline flags (``--headed`` still works)."""
     try:
-        chromium.executable()
+        ours = chromium.launch_args()
     except FileNotFoundError as error:
         pytest.fail(str(error), pytrace=False)
-    from playwright.sync_api import sync_playwright
+    return {**ours, **browser_type_launch_args}
 
-    with sync_playwright() as playwright:
-        browser = chromium.launch(playwright)
-        try:
-            yield browser
-        finally:
-            browser.close()
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args: dict, site_url: str) -> dict:
+    """Every context: the served site as base URL, a desktop viewport, the clipboard allowed."""
+    return {**browser_context_args, "base_url": site_url, "viewport": {"width": 1280, "height": 900},
+            "permissions": ["clipboard-read", "clipboard-write"]}
 
 
 class OffsiteGuard:
@@ -66,29 +69,26 @@ def offsite() -> OffsiteGuard:
     return OffsiteGuard()
 
 
-@pytest.fixture(scope="session")
-def context(browser, site_url, offsite):
-    """One browser context for the session: clipboard allowed, every off-site request refused."""
-    ctx = browser.new_context(
-        viewport={"width": 1280, "height": 900},
-        permissions=["clipboard-read", "clipboard-write"],
-        base_url=site_url,
-    )
+def _guard(ctx, offsite: OffsiteGuard):
     ctx.route("**/*", offsite)
     ctx.set_default_timeout(15_000)
+    return ctx
+
+
+@pytest.fixture
+def context(context, offsite):
+    """pytest-playwright's context for one test, with every off-site request refused."""
+    return _guard(context, offsite)
+
+
+@pytest.fixture(scope="session")
+def site_context(browser, browser_context_args, offsite):
+    """One context for the whole session (the crawl): the same settings and guard as ``context``."""
+    ctx = _guard(browser.new_context(**browser_context_args), offsite)
     try:
         yield ctx
     finally:
         ctx.close()
-
-
-@pytest.fixture
-def page(context):
-    tab = context.new_page()
-    try:
-        yield tab
-    finally:
-        tab.close()
 
 
 @pytest.fixture(scope="session")

@@ -86,9 +86,9 @@ class Visit:
 
 
 @pytest.fixture(scope="session")
-def visit(context, site_url, built_site, offsite) -> Visit:
+def visit(site_context, site_url, built_site, offsite) -> Visit:
     seen = Visit()
-    page = context.new_page()
+    page = site_context.new_page()
     current = {"page": ""}
     page.on("console", lambda m: m.type == "error" and seen.console_errors.append(f"{current['page']}: {m.text}"))
     page.on("pageerror", lambda e: seen.console_errors.append(f"{current['page']}: uncaught {e}"))
@@ -141,7 +141,7 @@ def visit(context, site_url, built_site, offsite) -> Visit:
                 seen.broken_links.append(f"{name}: {href} (no element with id {fragment!r})")
             continue
         if path not in checked:  # downloads: notebooks, scripts, sources
-            checked[path] = context.request.get(urljoin(site_url, path)).status
+            checked[path] = site_context.request.get(urljoin(site_url, path)).status
         if checked[path] != 200:
             seen.broken_links.append(f"{name}: {href} (HTTP {checked[path]})")
     seen.offsite = list(offsite.refused)

@@ -1,0 +1,142 @@
+"""How sphinx-codeautolink links the names in the site's code, where its defaults fall short.
+
+sphinx-codeautolink reads every code cell, finds what each name refers to and,
+once the HTML is written, turns the name into a link to its reference entry.
+Three adjustments make it fit this site:
+
+- Gallery pages are left to sphinx-gallery, which already links their code
+  from what each example ran (:func:`skip_gallery_pages`); both rewriting the
+  same blocks would break each other's links.
+- Doctest blocks are matched to their HTML without their ``# doctest:`` flags,
+  which Sphinx removes from the page (:func:`clean_doctest`, named in ``conf.py``'s
+  ``codeautolink_custom_blocks``).
+- Links are added to every page written in this build, not only to pages whose
+  source changed (:func:`link_every_written_page`): sphinx-codeautolink 0.19
+  picks its pages before the build from the html builder's outdated documents,
+  so a page re-read for another reason (a new torch, an edited fxguide module)
+  would be rewritten without links. What it learnt of such a page in an earlier
+  build comes from its cache (:func:`stored_transforms`), which it reads back
+  only for ``.rst`` sources. Nothing is read or resolved when nothing is written.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+from sphinx.application import Sphinx
+
+# Sphinx's own pattern for the flags it trims from doctest blocks (trim_doctest_flags).
+_DOCTEST_FLAGS = re.compile(r"[ \t]*#\s*doctest:.+$", re.MULTILINE)
+
+
+def clean_doctest(source: str) -> tuple[str, str]:
+    """A doctest block as Sphinx shows it, and as Python code (codeautolink's ``pycon`` block).
+
+    >>> clean_doctest(">>> f(1)  # doctest: +ELLIPSIS\\n2")
+    ('>>> f(1)\\n2', 'f(1)\\n')
+    """
+    from sphinx_codeautolink.extension.block import clean_pycon
+
+    return clean_pycon(_DOCTEST_FLAGS.sub("", source))
+
+
+def skip_gallery_pages(app: Sphinx, docname: str, source: list[str]) -> None:
+    """``source-read``: a gallery page starts with ``.. autolink-skip:: file``."""
+    outs = app.config.sphinx_gallery_conf.get("gallery_dirs", [])
+    outs = [outs] if isinstance(outs, str) else list(outs)
+    page = docname.rpartition("/")[2]
+    if any(docname.startswith(f"{out}/") for out in outs) and page not in {"index", "sg_execution_times"}:
+        source[0] = ".. autolink-skip:: file\n\n" + source[0]  # an example page opens with a comment
+
+
+def link_every_written_page(app: Sphinx) -> None:
+    """Hand sphinx-codeautolink every page this build wrote (see the module's docstring).
+
+    A page counts as written when its HTML file is newer than the start of the
+    build: pages are written by worker processes in a parallel build, where the
+    main process sees no per-page event.
+    """
+    started: list[float] = []
+
+    def note_start(app) -> None:
+        started.append(time.time())
+
+    def before_links(app, exception) -> None:
+        if exception is not None or not started:
+            return
+        written = {doc for doc in app.env.found_docs
+                   if (path := Path(app.outdir, app.builder.get_target_uri(doc))).is_file()
+                   and path.stat().st_mtime >= started[0]}
+        state = _state(app)
+        if state is None or state.do_nothing:
+            return
+        state.outdated_docs |= {str(Path(doc)) for doc in written}
+        # pages not read again in this build (written or not): their names come from the cache
+        state.cache.transforms.update(stored_transforms(app, set(state.cache.transforms)))
+
+    app.connect("builder-inited", note_start, priority=100)
+    app.connect("build-finished", before_links, priority=100)
+
+
+def _state(app: Sphinx):
+    """sphinx-codeautolink's state object (it keeps no other handle than its event handlers)."""
+    from sphinx_codeautolink.extension import SphinxCodeAutoLink
+
+    for listeners in app.events.listeners.values():
+        for listener in listeners:
+            state = getattr(listener.handler, "__self__", None)
+            if isinstance(state, SphinxCodeAutoLink):
+                return state
+    return None
+
+
+def stored_transforms(app: Sphinx, known: set[str]) -> dict:
+    """What sphinx-codeautolink stored in an earlier build about documents other than ``known``,
+    names already resolved (no import, no analysis).
+
+    Its own reading of the cache keeps only documents whose source is ``.rst``;
+    then, writing it back, it drops the others for good.
+    """
+    from sphinx_codeautolink.extension.cache import DataCache
+
+    stored = Path(app.doctreedir) / DataCache.cache_filename
+    if not stored.is_file():
+        return {}
+    # DataCache.read() rebuilds the records; only its check of the source file is .rst-only.
+    everything = DataCache(app.doctreedir, app.srcdir)
+    everything.src_dir = _AnySuffix(Path(app.srcdir), list(app.config.source_suffix))
+    everything.read()
+    return {doc: transforms for doc, transforms in everything.transforms.items() if doc not in known}
+
+
+class _AnySuffix:
+    """A source folder where ``folder / "page.rst"`` is whichever of page.md, page.ipynb, ... exists."""
+
+    def __init__(self, folder: Path, suffixes: list[str]) -> None:
+        self.folder, self.suffixes = folder, suffixes
+
+    def __truediv__(self, name: str) -> Path:
+        stem = name.removesuffix(".rst")
+        return next((self.folder / (stem + s) for s in self.suffixes if (self.folder / (stem + s)).is_file()),
+                    self.folder / name)
+
+
+def _keep_config_picklable(app: Sphinx) -> None:
+    """sphinx-codeautolink replaces the names in ``codeautolink_custom_blocks`` by the functions
+    they name, in the configuration itself, which Sphinx then cannot store with the environment
+    (a warning, so an error here). It has read them by now: give the configuration its names back."""
+    blocks = app.config.codeautolink_custom_blocks
+    app.config.codeautolink_custom_blocks = {
+        lang: value if isinstance(value, str) else f"{value.__module__}.{value.__qualname__}"
+        for lang, value in blocks.items()}
+
+
+def setup(app: Sphinx) -> dict:
+    app.setup_extension("sphinx_codeautolink")
+    app.connect("builder-inited", _keep_config_picklable, priority=600)
+    app.connect("source-read", skip_gallery_pages)
+    link_every_written_page(app)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
