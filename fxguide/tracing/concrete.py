@@ -47,6 +47,7 @@ guard_0  branch  <doctest fxguide.tracing.concrete[1]>:2  if x.shape[0] > 2:  ->
 
 from __future__ import annotations
 
+import builtins
 import copy
 import inspect
 import linecache
@@ -163,7 +164,30 @@ def _same(kind: str, new: Any, expected: Any) -> bool:
         return True
     if kind == "type":
         return new is expected
-    return type(new) is type(expected) and new == expected if kind == "value" else new == expected
+    return _equal(new, expected) if kind == "value" else new == expected
+
+
+def _equal(a: Any, b: Any) -> bool:
+    """Equality of plain Python values, field by field for objects without their own ``__eq__``."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
+    if type(a).__eq__ is object.__eq__ and hasattr(a, "__dict__"):
+        return _equal(vars(a), vars(b))
+    return bool(a == b)
+
+
+def _holds_tensor(value: Any) -> bool:
+    if isinstance(value, (torch.Tensor, nn.Module)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_holds_tensor(v) for v in value)
+    if isinstance(value, dict):
+        return any(_holds_tensor(v) for v in value.values())
+    return hasattr(value, "__dict__") and _holds_tensor(vars(value))
 
 
 _CONVERT: dict[str, Callable[[Any], Any]] = {
@@ -330,14 +354,6 @@ class _ConcreteMixin:
             return self.tracer.decide_attribute(self, name)  # type: ignore[arg-type]
         return ConcreteAttribute(self, name)  # type: ignore[arg-type]
 
-    @property
-    def __class__(self) -> type:  # type: ignore[override]
-        # isinstance(proxy, torch.Tensor) in the model's code sees the example's type (guarded);
-        # torch's own code keeps seeing a Proxy.
-        if _is_user_frame(sys._getframe(1)):
-            return self.tracer.decide_type(self)  # type: ignore[arg-type]
-        return type(self)
-
     def __len__(self) -> int:
         return self.tracer.decide_len(self)  # type: ignore[arg-type]
 
@@ -369,6 +385,11 @@ class _ConcreteMixin:
             return id(self)
         return hash(self.tracer.decide_scalar(self, "a dict key, set member or hash() of"))  # type: ignore[arg-type]
 
+    def __contains__(self, item: Any) -> bool:
+        # `item in x` asks the value (Tensor.__contains__ and friends), as a guarded branch.
+        found = self.tracer.create_proxy("call_function", operator.contains, (self, item), {})
+        return self.tracer.to_bool(found)
+
     def __setitem__(self, key: Any, value: Any) -> None:
         # x[i] = v: recorded as operator.setitem, applied in place as in eager mode.
         self.tracer.create_proxy("call_function", operator.setitem, (self, key, value), {})
@@ -393,8 +414,8 @@ def _has_proxy(tree: Any) -> bool:
 
 
 #: Functions and tensor methods that need real sizes: called with traced sizes
-#: (``torch.ones(n, d)``, ``real_tensor.expand(n, d)``), they are recorded as one
-#: call whose sizes are computed at run time.
+#: (``torch.ones(n, d)``, ``real_tensor.expand(n, d)``), they get the example's
+#: sizes, each a guarded ``int`` decision.
 _FACTORIES = ("ones", "zeros", "empty", "full", "arange", "eye", "linspace", "rand", "randn", "randint",
               "tensor", "as_tensor", "ones_like", "zeros_like", "full_like")
 _CALLS = ("call_function", "call_method", "call_module")
@@ -510,10 +531,23 @@ class ConcreteTracer(fx.Tracer):
             return name
 
     _installed: list[nn.Module]
+    _objects: list[Any]
 
     def trace(self, root: Any, concrete_args: dict[str, Any] | None = None) -> fx.Graph:
-        self._installed = []
+        self._installed, self._objects = [], []
         return super().trace(root, concrete_args)
+
+    def create_arg(self, a: Any) -> Any:
+        try:
+            return super().create_arg(a)
+        except NotImplementedError:
+            # A Python object the graph needs as an argument (a helper object a model built
+            # from traced sizes): kept as a constant attribute, as FX does for tensors.
+            name = f"_object_constant{len(self._objects)}"
+            self._objects.append(a)
+            object.__setattr__(self.root, name, a) if not isinstance(self.root, nn.Module) \
+                else self.root.__dict__.__setitem__(name, a)
+            return self.create_node("get_attr", name, (), {})
 
     def getattr(self, attr: str, attr_val: Any, parameter_proxy_cache: dict[str, Any]) -> Any:
         if self._evaluating:
@@ -575,7 +609,8 @@ class ConcreteTracer(fx.Tracer):
     def decide_scalar(self, obj: fx.Proxy, use: str) -> bool | int | float | str:
         """Answer with the Python scalar ``obj`` holds (for ``float``, ``str``, ``hash``...), guarded exactly."""
         value = self.value_of(obj)
-        if isinstance(value, torch.Tensor) and value.numel() == 1 and use == "float() of":
+        if use == "float() of" and (isinstance(value, (int, bool)) or (
+                isinstance(value, torch.Tensor) and value.numel() == 1)):
             value = float(value)
         if isinstance(value, bool):
             self._record("branch", obj.node, value)
@@ -583,12 +618,19 @@ class ConcreteTracer(fx.Tracer):
             self._record("int", obj.node, value)
         elif isinstance(value, float):
             self._record("float", obj.node, value)
-        elif isinstance(value, str):
-            self._record("value", obj.node, value)
+        elif isinstance(value, (str, torch.dtype, torch.device)) or (
+                isinstance(value, tuple) and all(type(v) in (int, bool, float) for v in value)):
+            self._record("value", obj.node, value)  # a string, a dtype, a torch.Size...
         else:
             self._refuse(f"{use} a traced {type(value).__name__}",
                          "the answer depends on every element (or on the object's identity); compute with "
                          "tensor operations instead, or convert a size with int() first")
+        return value
+
+    def decide_object(self, obj: fx.Proxy) -> Any:
+        """Answer with the Python object ``obj`` holds (no tensors inside), guarded by equality of its fields."""
+        value = self.peek(obj)
+        self._record("value", obj.node, value)
         return value
 
     def decide_attribute(self, obj: fx.Proxy, name: str) -> Any:
@@ -676,7 +718,7 @@ class _Interceptions:
     - ``nn.Module.__setattr__`` refuses to store a traced value (or a changed
       Python value) on a module, and turns ``self.buf = traced`` into an
       in-place ``copy_`` the graph replays;
-    - factory functions and tensor methods given traced sizes record one call.
+    - factory functions and tensor methods given traced sizes get the example's sizes, guarded.
     """
 
     def __init__(self, tracer: ConcreteTracer, root: Any) -> None:
@@ -694,6 +736,7 @@ class _Interceptions:
                         module.register_buffer(name, value, persistent=False)
                         self.converted.add((id(module), name))
         self._patch(nn.Module, "__setattr__", self._setattr(nn.Module.__setattr__))
+        self._patch(builtins, "isinstance", self._isinstance(builtins.isinstance))
         for name in _FACTORIES:
             self._patch(torch, name, self._recorded(getattr(torch, name), "call_function"))
         for name in _TENSOR_METHODS:
@@ -711,12 +754,36 @@ class _Interceptions:
     def _recorded(self, original: Callable[..., Any], op: str, method: str = "") -> Callable[..., Any]:
         tracer = self.tracer
 
+        def size(a: Any) -> Any:
+            if type(a) in (ConcreteProxy, ConcreteAttribute):
+                value = tracer.peek(a)
+                if isinstance(value, int) and not isinstance(value, bool):
+                    return operator.index(a)  # a guarded int decision
+                if isinstance(value, torch.Size):
+                    return tuple(operator.index(v) for v in a)
+            return a
+
         def call(*args: Any, **kwargs: Any) -> Any:
             if tracer._evaluating or not _has_proxy((args, kwargs)):
                 return original(*args, **kwargs)
-            return tracer.create_proxy(op, method or original, args, kwargs)
+            args, kwargs = pytree.tree_map(size, (args, kwargs))
+            if _has_proxy((args, kwargs)):  # a traced tensor among the arguments: one recorded call
+                return tracer.create_proxy(op, method or original, args, kwargs)
+            return original(*args, **kwargs)
 
         return call
+
+    def _isinstance(self, original: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
+        # isinstance(proxy, torch.Tensor) in the model's code answers for the example's
+        # value (guarded by its type); torch's own code keeps seeing a Proxy.
+        tracer, proxies = self.tracer, (ConcreteProxy, ConcreteAttribute)
+
+        def isinstance_(obj: Any, classes: Any) -> bool:
+            if type(obj) in proxies and obj.tracer is tracer and _is_user_frame(sys._getframe(1)):
+                return issubclass(tracer.decide_type(obj), classes)
+            return original(obj, classes)
+
+        return isinstance_
 
     def _setattr(self, original: Callable[..., None]) -> Callable[..., None]:
         tracer, converted = self.tracer, self.converted
@@ -734,10 +801,17 @@ class _Interceptions:
                     buffer = tracer.create_proxy("get_attr", f"{path}.{name}" if path else name, (), {})
                     tracer.create_proxy("call_method", "copy_", (buffer, value), {})
                     return None
-                tracer._refuse(f"storing a traced value on the module (self.{name} = ...)",
-                               "the model would keep a proxy and the graph would not replay the update; "
-                               f"update a registered buffer of the same shape in place (self.{name}.copy_(...)) "
-                               "or return the value from forward")
+                leaves = [leaf for leaf in pytree.tree_leaves(value) if isinstance(leaf, fx.Proxy)]
+                if not any(_holds_tensor(tracer.peek(leaf)) for leaf in leaves):
+                    # Python values computed from traced sizes (a lazily set-up scale): stored as
+                    # their example values, each a guarded decision.
+                    value = pytree.tree_map(
+                        lambda a: tracer.decide_object(a) if isinstance(a, fx.Proxy) else a, value)
+                else:
+                    tracer._refuse(f"storing a traced value on the module (self.{name} = ...)",
+                                   "the model would keep a proxy and the graph would not replay the update; "
+                                   f"update a registered buffer of the same shape in place (self.{name}.copy_(...)) "
+                                   "or return the value from forward")
             if isinstance(value, (bool, int, float, str)) and name in module.__dict__ and old != value:
                 tracer._refuse(f"a change of the Python attribute self.{name} ({old!r} -> {value!r})",
                                "a graph cannot replay Python state that changes between calls; keep it in a "
@@ -802,7 +876,10 @@ class _Plan:
 def _plan(root: Any, bound: inspect.BoundArguments) -> _Plan:
     signature = bound.signature
     params = signature.parameters
-    variadic = any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params.values())
+    # A stand-in forward with only the given inputs as parameters is traced when the
+    # signature has *args/**kwargs, or an input is a container (FX flattens it).
+    variadic = any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params.values()) or any(
+        isinstance(v, (list, tuple, dict)) for v in bound.arguments.values())
     given: dict[str, Any] = {}  # placeholder name -> example value (or container of them)
     if not variadic:
         given = dict(bound.arguments)
