@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from fxguide._checks import int_at_least
+
 _UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
 
 
@@ -99,10 +101,8 @@ class Speedup(_Spread):
 def _check(fn: object, repeats: object, warmup: object, caller: str) -> None:
     if not callable(fn):
         raise TypeError(f"{caller}: expected a callable to time, got {type(fn).__name__}")
-    if not isinstance(repeats, int) or repeats < 1:
-        raise ValueError(f"{caller}: repeats must be a positive int, got {repeats!r}")
-    if not isinstance(warmup, int) or warmup < 0:
-        raise ValueError(f"{caller}: warmup must be a non-negative int, got {warmup!r}")
+    int_at_least(caller, "repeats", repeats)
+    int_at_least(caller, "warmup", warmup, minimum=0)
 
 
 def _once(fn: Callable[..., object], args: Sequence[object], timer: Callable[[], float]) -> float:

@@ -1017,6 +1017,9 @@ def concrete_trace(
     >>> len(paths.paths)
     2
     """
+    if isinstance(root, type):
+        raise TypeError(f"concrete_trace: root is the class {root.__name__}, not a model; pass an instance, "
+                        f"e.g. concrete_trace({root.__name__}(), (x,))")
     if not (isinstance(root, nn.Module) or callable(root)):
         raise TypeError(f"concrete_trace: root must be an nn.Module or a function, got {type(root).__name__}")
     if isinstance(root, fx.GraphModule) and any(isinstance(m, Guard) for m in root.modules()):
