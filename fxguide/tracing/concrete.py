@@ -990,9 +990,11 @@ def concrete_trace(
     """Trace ``root`` by running it on example inputs; guard every decision it makes.
 
     ``root`` is an ``nn.Module`` or a plain function; ``args`` and ``kwargs``
-    are example inputs for it (tensors, or bool/int/float), bound to its
-    parameters as in a call. Parameters not given keep their default as a
-    constant.
+    are example inputs for it (tensors or bool/int/float, alone or in lists,
+    tuples and dicts), bound to its parameters as in a call, ``*args`` and
+    ``**kwargs`` included. Parameters not given keep their default as a
+    constant. Tracing leaves ``root`` exactly as it was; code the tracer can
+    neither answer with a guard nor replay raises :class:`UnguardableError`.
 
     With ``on_mismatch="raise"`` (the default) the result is a
     ``GraphModule`` of the example's path, with one ``guard_N`` submodule per
