@@ -305,3 +305,15 @@ def test_retrace_works_on_a_model_that_caches_between_calls():
     for n in (3, 4, 3, 5):
         torch.testing.assert_close(paths(torch.ones(n)), Cached()(torch.ones(n)))
     assert len(paths.paths) == 3
+
+
+def test_tracing_puts_back_everything_it_patched():
+    import builtins
+
+    owners = (torch, torch.Tensor, nn.Module, builtins)
+    before = [dict(vars(owner)) for owner in owners]
+    concrete_trace(lambda x: x[: x.shape[0] - 1] * torch.ones(x.shape[0] - 1), (torch.ones(3),))
+    for owner, saved in zip(owners, before):
+        now = vars(owner)
+        assert now.keys() == saved.keys(), owner
+        assert all(now[name] is saved[name] for name in saved), owner

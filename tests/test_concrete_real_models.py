@@ -74,8 +74,16 @@ def assert_same_outputs(a, b) -> None:
 
 
 def no_proxies(model: torch.nn.Module) -> bool:
-    return not any(isinstance(v, fx.Proxy) or (isinstance(v, (list, tuple, dict)) and "Proxy" in repr(type(v)))
-                   for m in model.modules() for v in vars(m).values())
+    """No attribute of any submodule holds a Proxy, directly or inside lists, tuples and dicts."""
+    def holds(value) -> bool:
+        if isinstance(value, fx.Proxy):
+            return True
+        if isinstance(value, (list, tuple, set)):
+            return any(holds(v) for v in value)
+        if isinstance(value, dict):
+            return any(holds(v) for v in value.values())
+        return False
+    return not any(holds(v) for m in model.modules() for v in vars(m).values())
 
 
 @pytest.fixture(scope="module", params=list(MODELS))

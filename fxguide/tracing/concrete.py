@@ -711,6 +711,9 @@ class _ModelState:
                     tensor.copy_(saved)
 
 
+_INHERITED = object()
+
+
 class _Interceptions:
     """What tracing patches while it runs, and puts back afterwards.
 
@@ -745,10 +748,13 @@ class _Interceptions:
 
     def __exit__(self, *exc: Any) -> None:
         for owner, name, original in reversed(self.patched):
-            setattr(owner, name, original)
+            if original is _INHERITED:
+                delattr(owner, name)  # it was inherited: remove the patch, do not pin a copy
+            else:
+                setattr(owner, name, original)
 
     def _patch(self, owner: Any, name: str, replacement: Any) -> None:
-        self.patched.append((owner, name, getattr(owner, name)))
+        self.patched.append((owner, name, vars(owner).get(name, _INHERITED)))
         setattr(owner, name, replacement)
 
     def _recorded(self, original: Callable[..., Any], op: str, method: str = "") -> Callable[..., Any]:
