@@ -21,7 +21,7 @@ from fxguide.display.timing import compare, format_time, measure
 from fxguide.models import (AllOpcodes, GatedBlock, ResidualBlock, ScaledResidual, SmallCNN, SmallMLP,
                             SmallResNet, TinyMLP, TwoStageMLP, seeded)
 from fxguide.tracing import wrapping
-from fxguide.tracing.concrete import Guard, GuardedPaths, RaisesGuard, concrete_trace, decisions, show_decisions
+from fxguide.tracing.concrete import ConcreteTracer, Guard, GuardedPaths, RaisesGuard, concrete_trace, decisions, show_decisions
 from fxguide.tracing.limitations import get, show_source
 from fxguide.tracing.tracers import LeafTracer, ModulePathTracer, TaggingTracer, trace
 from fxguide.transforms import to_graph_module
@@ -95,6 +95,9 @@ TABLE = [
     ("Guard-str", lambda: Guard("branch"), TypeError, "decision must be a Decision, got str"),
     ("RaisesGuard-str", lambda: RaisesGuard("d", "call_function", torch.relu), TypeError,
      "decision must be a 'raises' Decision"),
+    ("GuardedPaths-max_paths-bool", lambda: GuardedPaths(TinyMLP(), _gm(), max_paths=True), ValueError,
+     "max_paths must be a positive int, got True"),
+    ("ConcreteTracer-inputs-None", lambda: ConcreteTracer(None), TypeError, "inputs must map parameter names"),
     ("GuardedPaths-module", lambda: GuardedPaths(TinyMLP(), TinyMLP()), TypeError,
      "first must be a GraphModule from concrete_trace"),
     # tracing/wrapping.py
@@ -168,6 +171,8 @@ TABLE = [
     ("render-not-dot", lambda: render("hello"), ValueError, "expected DOT source text"),
     ("measure-repeats-bool", lambda: measure(sum, [1], repeats=True), ValueError,
      "repeats must be a positive int, got True (a bool)"),
+    ("measure-timer-int", lambda: measure(sum, [1], timer=3), TypeError, "timer must be a clock function"),
+    ("to_dot-title-int", lambda: to_dot(_gm().graph, title=3), TypeError, "title must be a str, got int"),
     ("compare-not-callable", lambda: compare(sum, 3, [1]), TypeError, "expected a callable to time"),
     # models
     ("TinyMLP-bool", lambda: TinyMLP(features=True), ValueError, "features must be a positive int, got True (a bool)"),

@@ -1059,6 +1059,8 @@ class GuardedPaths(nn.Module):
         super().__init__()
         if not isinstance(first, fx.GraphModule):
             raise TypeError(f"GuardedPaths: first must be a GraphModule from concrete_trace, got {type(first).__name__}")
+        if isinstance(max_paths, bool) or not isinstance(max_paths, int) or max_paths < 1:
+            raise ValueError(f"GuardedPaths: max_paths must be a positive int, got {max_paths!r}")
         self._root = (root,)  # a tuple: the original is not registered as a submodule twice
         self.paths = nn.ModuleList([first])
         self.max_paths = max_paths
