@@ -129,6 +129,8 @@ TABLE = [
      "SwapOps: no call_function node calls 'tanh'"),
     ("SwapOps-module", lambda: SwapOps(TinyMLP(), {torch.relu: torch.tanh}), TypeError,
      "expected a GraphModule (trace the model first)"),
+    ("decompose-rule-arity", lambda: decompose(TinyMLP(), {torch.relu: lambda: 0}), TypeError,
+     "cannot take the arguments of node 'relu'"),
     ("decompose-empty-rules", lambda: decompose(TinyMLP(), {}), TypeError, "rules must map functions"),
     ("fuse_conv_bn-function", lambda: fuse_conv_bn(lambda x: x), TypeError, "model must be an nn.Module"),
     ("fuse_conv_bn-training", lambda: fuse_conv_bn(SmallResNet()), ValueError, "call model.eval() before fusing"),

@@ -10,6 +10,7 @@ performs on the Proxies is recorded into the new graph.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping
 
 import torch
@@ -55,6 +56,19 @@ def _inplace(node: fx.Node) -> bool:
     return bool(flag)
 
 
+def _check_rule(rule: Callable, node: fx.Node) -> None:
+    try:
+        signature = inspect.signature(rule)
+    except (TypeError, ValueError):
+        return  # a builtin without a readable signature: trust it
+    try:
+        signature.bind(*node.args, **node.kwargs)
+    except TypeError as error:
+        raise TypeError(f"decompose: the rule {_name(rule)}{signature} for {_name(node.target)} cannot take the "
+                        f"arguments of node {node.name!r} ({error}); a rule takes the same arguments as the "
+                        f"function it replaces") from None
+
+
 def decompose(module: nn.Module, rules: Mapping[Callable, Callable] | None = None) -> fx.GraphModule:
     """Return a GraphModule in which each function with a rule is replaced by the rule's ops.
 
@@ -85,6 +99,7 @@ def decompose(module: nn.Module, rules: Mapping[Callable, Callable] | None = Non
         args = fx.map_arg(node.args, lambda n: fx.Proxy(env[n], tracer))
         kwargs = fx.map_arg(node.kwargs, lambda n: fx.Proxy(env[n], tracer))
         inplace = _inplace(node)
+        _check_rule(rule, node)
         result = rule(*args, **kwargs)
         if not isinstance(result, fx.Proxy):
             raise TypeError(f"decompose: the rule for {_name(node.target)!r} returned "
