@@ -115,6 +115,77 @@ print(f"{len(paths.paths)} graphs for 4 calls")
 show_decisions(paths)
 
 # %%
+# Guarded, refused, or out of reach
+# ---------------------------------
+#
+# Python can turn a traced value into a plain answer in many ways besides
+# ``if``: a dict lookup keyed by a size hashes it, an f-string formats it.
+# Each such answer is a decision with its own guard, so a batch of another
+# size is refused rather than given the traced size's factor.
+
+from fxguide.tracing.concrete import UnguardableError
+
+
+class SizeLookup(nn.Module):
+    def forward(self, x):
+        return x * {2: 10.0}.get(x.shape[0], 1.0)
+
+
+lookup = concrete_trace(SizeLookup(), (rgb32,))
+show_decisions(lookup)
+try:
+    lookup(torch.cat([rgb32, rgb32]))
+except GuardError as error:
+    print(f"GuardError: {error.decision.code} -> traced {error.traced}, new {error.new}")
+
+# %%
+# What no graph can replay is refused while tracing. Storing a traced value
+# on the module (a running total kept in a plain attribute) would leave a
+# stand-in inside the model and skip the update on later calls:
+
+
+class RunningTotal(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.total = torch.zeros(())
+
+    def forward(self, x):
+        self.total = self.total + x.sum()
+        return x - self.total
+
+
+try:
+    concrete_trace(RunningTotal(), (rgb32,))
+except UnguardableError as error:
+    print(f"UnguardableError: {error}")
+
+# %%
+# Some questions Python answers without asking the value, so the tracer never
+# sees them: ``is`` compares the stand-ins themselves, and a global variable
+# is read once, at trace time. Both give the graph another answer than eager
+# mode, even on the traced input: keep ``is`` for ``None`` checks, and pass
+# changing values as inputs.
+
+
+def same_object(x):
+    y = x.add_(0)  # in place: eager mode returns x itself
+    return x * 2 if y is x else x
+
+
+SCALE = 2.0
+
+
+def scaled(x):
+    return x * SCALE
+
+
+same = concrete_trace(same_object, (torch.ones(2),))
+print("`is`:   eager", same_object(torch.ones(2)).tolist(), " graph", same(torch.ones(2)).tolist())
+scaled_gm = concrete_trace(scaled, (torch.ones(2),))
+SCALE = 3.0
+print("global: eager", scaled(torch.ones(2)).tolist(), " graph", scaled_gm(torch.ones(2)).tolist())
+
+# %%
 # What the guards cost
 # --------------------
 #

@@ -10,8 +10,10 @@ import torch
 import torch.fx as fx
 from torch import nn
 
-from fxguide.tracing.concrete import Decision, Guard, GuardedPaths, GuardError, concrete_trace, decisions, show_decisions
+from fxguide.tracing.concrete import (Decision, Guard, GuardedPaths, GuardError, UnguardableError, concrete_trace,
+                                      decisions, show_decisions)
 from fxguide.models import cases
+from fxguide.tracing import concrete
 from fxguide.models import TinyMLP, seeded
 
 CASES = cases()
@@ -170,20 +172,21 @@ def test_show_decisions_prints_one_line_per_decision(capsys):
     ("call", "error", "match"),
     [
         (lambda: concrete_trace(CASES[0].model), TypeError, "concrete_trace needs example inputs"),
-        (lambda: concrete_trace(CASES[0].model, ([1.0, 2.0],)), TypeError,
-         "the example input 'x' is a list; traced inputs must be torch.Tensor"),
+        (lambda: concrete_trace(CASES[0].model, (["a"],)), TypeError,
+         "the example input 'x' is \\(or holds\\) a str; traced inputs must be torch.Tensor"),
         (lambda: concrete_trace(CASES[0].model, (torch.ones(1), torch.ones(1))), TypeError,
          "the example inputs do not fit ShapeBranch.forward"),
         (lambda: concrete_trace(CASES[0].model, "x"), TypeError, "args must be a tuple"),
         (lambda: concrete_trace(CASES[0].model, (torch.ones(1),), [1]), TypeError, "kwargs must be a dict"),
         (lambda: concrete_trace(42, (torch.ones(1),)), TypeError, "root must be an nn.Module or a function"),
-        (lambda: concrete_trace(lambda *xs: xs[0], (torch.ones(1),)), TypeError, "takes \\*args/\\*\\*kwargs"),
+        (lambda: concrete_trace(lambda **kw: kw["1x"], (), {"1x": torch.ones(1)}), TypeError,
+         "the keyword input '1x' cannot be a parameter name"),
         (lambda: concrete_trace(CASES[0].model, (torch.ones(1),), on_mismatch="ignore"), ValueError, "on_mismatch"),
         (lambda: concrete_trace(CASES[0].model, (torch.ones(1),), max_paths=0), ValueError, "max_paths"),
         (lambda: decisions(nn.Linear(1, 1)), TypeError, "expected a GraphModule from concrete_trace"),
-        (lambda: Guard("branch"), TypeError, "expected a Decision"),
+        (lambda: Guard("branch"), TypeError, "decision must be a Decision, got str"),
     ],
-    ids=["no-input", "list-input", "too-many", "args-str", "kwargs-list", "root-int", "varargs",
+    ids=["no-input", "list-input", "too-many", "args-str", "kwargs-list", "root-int", "bad-kwarg-name",
          "bad-mode", "bad-max", "decisions-of-module", "guard-of-str"],
 )
 def test_bad_inputs_get_clear_errors(call, error, match):
@@ -234,3 +237,85 @@ def test_guard_check_costs_well_under_half_a_tiny_model_call():
     model_seconds = _best_seconds(lambda: model(x), 2000)
     print(f"two guard checks: {guard_seconds * 1e6:.2f} µs; TinyMLP call: {model_seconds * 1e6:.2f} µs")
     assert guard_seconds < 0.5 * model_seconds
+
+
+def test_a_typo_fails_with_the_attribute_error_eager_mode_gives():
+    def f(x):
+        return x.shpe[0]
+
+    with pytest.raises(AttributeError) as eager:
+        f(torch.ones(2))
+    with pytest.raises(AttributeError) as traced:
+        concrete_trace(f, (torch.ones(2),))
+    assert str(traced.value) == str(eager.value)
+
+
+def test_keyword_and_list_inputs_are_traced():
+    class Kw(nn.Module):
+        def forward(self, **inputs):
+            return inputs["a"] * 2 + inputs["b"]
+
+    class Listed(nn.Module):
+        def forward(self, xs):
+            return torch.stack(xs).sum(0)
+
+    a, b = torch.ones(2), torch.arange(2.0)
+    gm = concrete_trace(Kw(), kwargs={"a": a, "b": b})
+    torch.testing.assert_close(gm(a=a, b=b), Kw()(a=a, b=b))
+    gm = concrete_trace(Listed(), ([a, b],))
+    torch.testing.assert_close(gm([a, b]), Listed()([a, b]))
+
+
+def test_a_function_may_call_a_module_it_does_not_own():
+    linear = seeded(nn.Linear, 2, 2)
+    gm = concrete_trace(lambda x: linear(x).relu(), (torch.ones(1, 2),))
+    torch.testing.assert_close(gm(torch.ones(1, 2)), linear(torch.ones(1, 2)).relu())
+
+
+def test_autocast_inside_forward_is_refused():
+    def f(x):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return x @ x
+
+    with pytest.raises(UnguardableError, match="an autocast region"):
+        concrete_trace(f, (torch.ones(2, 2),))
+
+
+def test_tracing_leaves_a_training_model_as_it_was():
+    model = seeded(nn.Sequential, nn.Linear(2, 2), nn.BatchNorm1d(2)).train()
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    concrete_trace(model, (torch.randn(4, 2, generator=torch.Generator().manual_seed(0)),))
+    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
+
+
+def test_retrace_works_on_a_model_that_caches_between_calls():
+    class Cached(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.cache = {}
+
+        def forward(self, x):
+            n = x.shape[0]
+            if n not in self.cache:
+                self.cache[n] = torch.arange(float(n))
+            return x + self.cache[n]
+
+    model = Cached()
+    paths = concrete_trace(model, (torch.ones(3),), on_mismatch="retrace")
+    assert model.cache == {}  # tracing left no proxy (and no entry) behind
+    for n in (3, 4, 3, 5):
+        torch.testing.assert_close(paths(torch.ones(n)), Cached()(torch.ones(n)))
+    assert len(paths.paths) == 3
+
+
+def test_tracing_puts_back_everything_it_patched():
+    import builtins
+
+    owners = (torch, torch.Tensor, nn.Module, builtins)
+    before = [dict(vars(owner)) for owner in owners]
+    concrete_trace(lambda x: x[: x.shape[0] - 1] * torch.ones(x.shape[0] - 1), (torch.ones(3),))
+    patched = {*concrete._FACTORIES, *concrete._TENSOR_METHODS, "isinstance", "__setattr__"}
+    for owner, saved in zip(owners, before):
+        now = vars(owner)
+        assert {n for n in now if n in patched} == {n for n in saved if n in patched}, owner  # nothing pinned
+        assert all(now[name] is saved[name] for name in saved), owner

@@ -162,3 +162,31 @@ def test_shape_recorders_check_their_arguments(recorder):
         recorder(seeded(TinyMLP), _input())
     with pytest.raises(TypeError, match="takes 1 input"):
         recorder(fx.symbolic_trace(seeded(TinyMLP)), _input(), _input())
+
+
+def _relu_in_place_then_reuse(x):
+    y = F.relu(x, inplace=True)
+    return y + x  # x was overwritten by the relu
+
+
+@pytest.mark.parametrize("fn", [_relu_in_place_then_reuse, lambda x: F.relu(x, True) * x],
+                         ids=["keyword", "positional"])
+def test_decompose_keeps_inplace_semantics(fn):
+    gm = decompose(fx.symbolic_trace(fn))
+    x = torch.tensor([-1.0, 2.0, -3.0])
+    torch.testing.assert_close(gm(x.clone()), fn(x.clone()))
+    overwritten = x.clone()
+    gm(overwritten)
+    torch.testing.assert_close(overwritten, torch.relu(x))  # the input is overwritten, as in eager mode
+
+
+@pytest.mark.parametrize("make", [
+    lambda gm: replace_op(gm, torch.tanh, torch.sigmoid),
+    lambda gm: Retarget(gm, {torch.tanh: torch.sigmoid}),
+    lambda gm: SwapOps(gm, {torch.tanh: torch.sigmoid}),
+    lambda gm: Retarget(gm, {torch.relu: torch.sigmoid, torch.tanh: torch.sigmoid}),
+], ids=["replace_op", "Retarget", "SwapOps", "Retarget-one-of-two"])
+def test_every_replacement_raises_when_the_graph_does_not_call_the_op(make):
+    gm = fx.symbolic_trace(lambda x: torch.relu(x) + 1)
+    with pytest.raises(ValueError, match=r"no call_function node calls 'tanh'; the graph calls \['add', 'relu'\]"):
+        make(gm)

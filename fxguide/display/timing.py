@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from fxguide._checks import int_at_least
+
 _UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
 
 
@@ -96,13 +98,13 @@ class Speedup(_Spread):
                 f"to {format_ratio(self.max)}, {len(self.ratios)} pairs)")
 
 
-def _check(fn: object, repeats: object, warmup: object, caller: str) -> None:
+def _check(fn: object, repeats: object, warmup: object, caller: str, timer: object = time.perf_counter) -> None:
     if not callable(fn):
         raise TypeError(f"{caller}: expected a callable to time, got {type(fn).__name__}")
-    if not isinstance(repeats, int) or repeats < 1:
-        raise ValueError(f"{caller}: repeats must be a positive int, got {repeats!r}")
-    if not isinstance(warmup, int) or warmup < 0:
-        raise ValueError(f"{caller}: warmup must be a non-negative int, got {warmup!r}")
+    if not callable(timer):
+        raise TypeError(f"{caller}: timer must be a clock function such as time.perf_counter, got {timer!r}")
+    int_at_least(caller, "repeats", repeats)
+    int_at_least(caller, "warmup", warmup, minimum=0)
 
 
 def _once(fn: Callable[..., object], args: Sequence[object], timer: Callable[[], float]) -> float:
@@ -121,7 +123,7 @@ def measure(fn: Callable[..., object], *args: object, repeats: int = 20, warmup:
     >>> len(t.samples), t.min <= t.median <= t.max
     (5, True)
     """
-    _check(fn, repeats, warmup, "measure")
+    _check(fn, repeats, warmup, "measure", timer)
     for _ in range(warmup):
         fn(*args)
     return Timing(tuple(_once(fn, args, timer) for _ in range(repeats)))
@@ -140,7 +142,7 @@ def compare(before: Callable[..., object], after: Callable[..., object], *args: 
     >>> len(speedup.ratios)
     5
     """
-    _check(before, repeats, warmup, "compare")
+    _check(before, repeats, warmup, "compare", timer)
     _check(after, repeats, warmup, "compare")
     for _ in range(warmup):
         before(*args)

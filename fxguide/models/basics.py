@@ -10,6 +10,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from fxguide._checks import int_at_least
+
 
 def seeded(factory, *args, seed: int = 0, **kwargs):
     """Call ``factory(*args, **kwargs)`` right after ``torch.manual_seed(seed)``.
@@ -21,8 +23,11 @@ def seeded(factory, *args, seed: int = 0, **kwargs):
     """
     if not callable(factory):
         raise TypeError(f"seeded: factory must be callable (a model class or function), got {type(factory).__name__}")
-    if not isinstance(seed, int):
-        raise TypeError(f"seeded: seed must be an int, got {type(seed).__name__}")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seeded: seed must be an int, got {seed!r} ({type(seed).__name__})")
+    if isinstance(factory, nn.Module):
+        raise TypeError(f"seeded: factory must build the model (a class such as TinyMLP), got the instance "
+                        f"{type(factory).__name__}(); pass the class and its arguments: seeded(TinyMLP, 4)")
     torch.manual_seed(seed)
     return factory(*args, **kwargs)
 
@@ -41,9 +46,8 @@ class TinyMLP(nn.Module):
 
     def __init__(self, features: int = 4, hidden: int = 3) -> None:
         super().__init__()
-        for name, value in (("features", features), ("hidden", hidden)):
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"TinyMLP: {name} must be a positive int, got {value!r}")
+        int_at_least("TinyMLP", "features", features)
+        int_at_least("TinyMLP", "hidden", hidden)
         self.linear = nn.Linear(features, hidden)
 
     # forward is left unannotated on purpose: FX copies annotations into the
@@ -69,8 +73,7 @@ class AllOpcodes(nn.Module):
 
     def __init__(self, features: int = 4) -> None:
         super().__init__()
-        if not isinstance(features, int) or features < 1:
-            raise ValueError(f"AllOpcodes: features must be a positive int, got {features!r}")
+        int_at_least("AllOpcodes", "features", features)
         self.linear = nn.Linear(features, features)
         self.scale = nn.Parameter(torch.full((features,), 0.5))
 
@@ -93,8 +96,7 @@ class GatedBlock(nn.Module):
 
     def __init__(self, features: int = 4) -> None:
         super().__init__()
-        if not isinstance(features, int) or features < 1:
-            raise ValueError(f"GatedBlock: features must be a positive int, got {features!r}")
+        int_at_least("GatedBlock", "features", features)
         self.value = nn.Linear(features, features)
         self.gate = nn.Linear(features, features)
 

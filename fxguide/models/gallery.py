@@ -10,11 +10,11 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from fxguide._checks import int_at_least
+
 
 def _positive_int(owner: str, name: str, value: object) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{owner}: {name} must be a positive int, got {value!r}")
-    return value
+    return int_at_least(owner, name, value)
 
 
 class ResidualBlock(nn.Module):

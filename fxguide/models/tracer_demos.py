@@ -10,13 +10,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from fxguide._checks import finite_number, int_at_least
+
 __all__ = ["SmallCNN", "ScaledResidual", "TwoStageMLP"]
 
 
 def _positive_ints(owner: str, **values: object) -> None:
     for name, value in values.items():
-        if not isinstance(value, int) or value < 1:
-            raise ValueError(f"{owner}: {name} must be a positive int, got {value!r}")
+        int_at_least(owner, name, value)
 
 
 class SmallCNN(nn.Module):
@@ -36,7 +37,7 @@ class SmallCNN(nn.Module):
     def __init__(self, channels: int = 4, classes: int = 3, p: float = 0.25) -> None:
         super().__init__()
         _positive_ints("SmallCNN", channels=channels, classes=classes)
-        if not 0.0 <= p < 1.0:
+        if not 0.0 <= finite_number("SmallCNN", "p", p) < 1.0:
             raise ValueError(f"SmallCNN: p must be in [0, 1), got {p!r}")
         self.stem = nn.Sequential(nn.Conv2d(1, channels, 3, padding=1), nn.BatchNorm2d(channels), nn.ReLU())
         self.stage = nn.Sequential(
@@ -59,6 +60,7 @@ class ScaledResidual(nn.Module):
     def __init__(self, features: int = 4, scale: float = 0.5) -> None:
         super().__init__()
         _positive_ints("ScaledResidual", features=features)
+        finite_number("ScaledResidual", "scale", scale)
         self.linear = nn.Linear(features, features)
         self.scale = scale
 

@@ -15,6 +15,8 @@ and *what each node knows* (its ``meta``). Three tracers live here:
 
 from __future__ import annotations
 
+import difflib
+import inspect
 import math
 import types
 from collections.abc import Callable, Iterable, Mapping
@@ -22,6 +24,8 @@ from typing import Any
 
 import torch.fx as fx
 from torch import nn
+
+from fxguide._checks import collection
 
 __all__ = ["LeafTracer", "ModulePathTracer", "TaggingTracer", "trace"]
 
@@ -40,6 +44,9 @@ def trace(
     >>> [n.op for n in gm.graph.nodes]
     ['placeholder', 'call_module', 'call_module', 'output']
     """
+    if isinstance(root, type):
+        raise TypeError(f"trace: root is the class {root.__name__}, not a model; pass an instance, "
+                        f"e.g. trace({root.__name__}(), tracer)")
     if not (isinstance(root, nn.Module) or callable(root)):
         raise TypeError(f"trace: root must be an nn.Module or a function, got {type(root).__name__}")
     if tracer is None:
@@ -50,14 +57,29 @@ def trace(
         raise TypeError(
             f"trace: concrete_args must be a dict of argument name -> value, got {type(concrete_args).__name__}"
         )
+    if concrete_args:
+        _check_concrete_args(root, concrete_args)
     graph = tracer.trace(root, concrete_args=concrete_args)
-    name = type(root).__name__ if isinstance(root, nn.Module) else root.__name__
+    name = type(root).__name__ if isinstance(root, nn.Module) else getattr(root, "__name__", "function")
     owner = root if isinstance(root, nn.Module) else tracer.root
     return fx.GraphModule(owner, graph, name)
 
 
+def _check_concrete_args(root: Any, concrete_args: dict[str, Any]) -> None:
+    fn = root.forward if isinstance(root, nn.Module) else root
+    names = list(inspect.signature(fn).parameters)
+    unknown = [name for name in concrete_args if name not in names]
+    if unknown:
+        raise ValueError(f"trace: concrete_args names {unknown}, which {_label(root)} does not take; "
+                         f"its parameters are {names}")
+
+
+def _label(root: Any) -> str:
+    return f"{type(root).__name__}.forward" if isinstance(root, nn.Module) else getattr(root, "__name__", "root")
+
+
 def _leaf_types(leaf_types: Iterable[type]) -> tuple[type, ...]:
-    found = tuple(leaf_types)
+    found = collection("LeafTracer", "leaf_types", leaf_types, "[MyBlock]")
     for t in found:
         if not (isinstance(t, type) and issubclass(t, nn.Module)):
             raise TypeError(f"LeafTracer: every leaf type must be an nn.Module subclass, got {t!r}")
@@ -95,23 +117,36 @@ class LeafTracer(fx.Tracer):
         param_shapes_constant: bool = False,
     ) -> None:
         self.leaf_types = _leaf_types(leaf_types)
-        self.leaf_paths = frozenset(leaf_paths)
+        self.leaf_paths = frozenset(collection("LeafTracer", "leaf_paths", leaf_paths, '["encoder"]'))
         for path in self.leaf_paths:
             if not isinstance(path, str):
                 raise TypeError(f"LeafTracer: leaf_paths must be module paths (str), got {path!r}")
-        functions = tuple(autowrap_functions)
+        functions = collection("LeafTracer", "autowrap_functions", autowrap_functions, "[my_helper]")
         for f in functions:
             if not callable(f):
                 raise TypeError(f"LeafTracer: autowrap_functions must be callables, got {f!r}")
-        modules = tuple(autowrap_modules)
+        modules = collection("LeafTracer", "autowrap_modules", autowrap_modules, "[math]")
         for m in modules:
             if not isinstance(m, types.ModuleType):
                 raise TypeError(f"LeafTracer: autowrap_modules must be Python modules (e.g. math), got {m!r}")
+        if not isinstance(param_shapes_constant, bool):
+            raise TypeError(f"LeafTracer: param_shapes_constant must be True or False, got {param_shapes_constant!r}")
         super().__init__(
             autowrap_modules=modules,
             autowrap_functions=functions,
             param_shapes_constant=param_shapes_constant,
         )
+
+    def trace(self, root: Any, concrete_args: dict[str, Any] | None = None) -> fx.Graph:
+        if self.leaf_paths:
+            known = {name for name, _ in root.named_modules()} if isinstance(root, nn.Module) else set()
+            unknown = sorted(self.leaf_paths - known)
+            if unknown:
+                close = {p: difflib.get_close_matches(p, known, n=1) for p in unknown}
+                hints = "; ".join(f"{p!r} (did you mean {c[0]!r}?)" if c else repr(p) for p, c in close.items())
+                raise ValueError(f"LeafTracer: leaf_paths names modules the traced model does not have: {hints}. "
+                                 f"Paths are those of model.named_modules(), e.g. 'encoder.0'")
+        return super().trace(root, concrete_args)
 
     def is_leaf_module(self, m: nn.Module, module_qualified_name: str) -> bool:
         if isinstance(m, self.leaf_types) or module_qualified_name in self.leaf_paths:
@@ -190,6 +225,8 @@ class TaggingTracer(ModulePathTracer):
         for prefix, tag in tags.items():
             if not isinstance(prefix, str) or not isinstance(tag, str):
                 raise TypeError(f"TaggingTracer: tags must map str to str, got {prefix!r}: {tag!r}")
+        if default is not None and not isinstance(default, str):
+            raise TypeError(f"TaggingTracer: default must be a str tag or None, got {default!r}")
         super().__init__(**kwargs)
         self.tags = dict(tags)
         self.default = default

@@ -106,7 +106,9 @@ def fresh_noise(size: int, seed: int | None = None) -> torch.Tensor:
     >>> torch.equal(fresh_noise(3, seed=0), fresh_noise(3, seed=0))
     True
     """
-    if not isinstance(size, int) or size < 1:
-        raise ValueError(f"fresh_noise: size must be a positive int, got {size!r}")
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        raise ValueError(f"fresh_noise: size must be a positive int (not a bool), got {size!r}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise ValueError(f"fresh_noise: seed must be a non-negative int or None, got {seed!r}")
     generator = None if seed is None else torch.Generator().manual_seed(seed)
     return torch.randn(size, generator=generator)

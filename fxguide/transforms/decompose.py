@@ -10,6 +10,7 @@ performs on the Proxies is recorded into the new graph.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping
 
 import torch
@@ -40,12 +41,42 @@ RULES: dict[Callable, Callable] = {
 }
 
 
+def _name(target: Callable) -> str:
+    return getattr(target, "__name__", repr(target))
+
+
+def _inplace(node: fx.Node) -> bool:
+    """Whether the call asks to overwrite its first argument (``inplace=True``)."""
+    flag = node.kwargs.get("inplace", node.args[1] if len(node.args) > 1 else False)
+    if isinstance(flag, fx.Node):
+        raise ValueError(f"decompose: node {node.name!r} computes `inplace` at run time; "
+                         f"a decomposition must know whether to overwrite the input")
+    if flag and not isinstance(node.args[0] if node.args else None, fx.Node):
+        raise ValueError(f"decompose: node {node.name!r} asks for inplace=True on a constant input")
+    return bool(flag)
+
+
+def _check_rule(rule: Callable, node: fx.Node) -> None:
+    try:
+        signature = inspect.signature(rule)
+    except (TypeError, ValueError):
+        return  # a builtin without a readable signature: trust it
+    try:
+        signature.bind(*node.args, **node.kwargs)
+    except TypeError as error:
+        raise TypeError(f"decompose: the rule {_name(rule)}{signature} for {_name(node.target)} cannot take the "
+                        f"arguments of node {node.name!r} ({error}); a rule takes the same arguments as the "
+                        f"function it replaces") from None
+
+
 def decompose(module: nn.Module, rules: Mapping[Callable, Callable] | None = None) -> fx.GraphModule:
     """Return a GraphModule in which each function with a rule is replaced by the rule's ops.
 
     ``rules`` maps a function the graph calls (``call_function`` targets such as
     ``torch.relu``) to plain PyTorch code computing the same thing; it defaults
-    to :data:`RULES`. The result computes the same values as ``module``.
+    to :data:`RULES`. The result computes the same values as ``module``; a
+    call with ``inplace=True`` (``F.relu(x, inplace=True)``) also still
+    overwrites its input, with ``x.copy_(rule result)``.
 
     >>> from fxguide.models import TinyMLP, seeded
     >>> gm = decompose(seeded(TinyMLP))
@@ -53,7 +84,7 @@ def decompose(module: nn.Module, rules: Mapping[Callable, Callable] | None = Non
     ['x', 'linear', 'gt', 'mul', 'add', 'sum_1', 'output']
     """
     rules = RULES if rules is None else rules
-    if not isinstance(rules, Mapping) or not all(callable(k) and callable(v) for k, v in rules.items()):
+    if not isinstance(rules, Mapping) or not rules or not all(callable(k) and callable(v) for k, v in rules.items()):
         raise TypeError(f"decompose: rules must map functions to rule functions, e.g. {{torch.relu: relu_rule}}; "
                         f"got {rules!r}")
     old = to_graph_module(module, "decompose")
@@ -67,10 +98,14 @@ def decompose(module: nn.Module, rules: Mapping[Callable, Callable] | None = Non
             continue
         args = fx.map_arg(node.args, lambda n: fx.Proxy(env[n], tracer))
         kwargs = fx.map_arg(node.kwargs, lambda n: fx.Proxy(env[n], tracer))
+        inplace = _inplace(node)
+        _check_rule(rule, node)
         result = rule(*args, **kwargs)
         if not isinstance(result, fx.Proxy):
-            raise TypeError(f"decompose: the rule for {node.target.__name__!r} returned "
+            raise TypeError(f"decompose: the rule for {_name(node.target)!r} returned "
                             f"{type(result).__name__}; it must compute its result from its arguments")
+        if inplace:  # F.relu(x, inplace=True) changes x: write the result back into it
+            result = args[0].copy_(result)
         env[node] = result.node
     graph.lint()
     return fx.GraphModule(old, graph)

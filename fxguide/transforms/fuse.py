@@ -54,12 +54,34 @@ def _module(gm: fx.GraphModule, node: fx.Node) -> nn.Module | None:
     return gm.get_submodule(node.target) if node.op == "call_module" else None
 
 
+def _foldable(gm: fx.GraphModule, bn_node: fx.Node, calls: dict[str, int]) -> nn.Conv2d | None:
+    """The convolution ``bn_node`` can be folded into, or None when folding could change a result."""
+    bn = _module(gm, bn_node)
+    if type(bn) is not nn.BatchNorm2d or len(bn_node.args) != 1 or bn_node.kwargs:
+        return None
+    if bn.training or bn.running_mean is None or bn.running_var is None:
+        return None  # batch statistics: nothing fixed to fold
+    conv_node = bn_node.args[0]
+    if not isinstance(conv_node, fx.Node) or len(conv_node.users) != 1:
+        return None  # the unnormalized output is still needed elsewhere
+    conv = _module(gm, conv_node)
+    if type(conv) is not nn.Conv2d or calls[conv_node.target] != 1:
+        return None  # a subclass may compute something else; a shared conv serves other callers
+    if conv.out_channels != bn.num_features or conv.weight.dtype != bn.running_var.dtype:
+        return None
+    return conv
+
+
 def fuse_conv_bn(model: nn.Module) -> fx.GraphModule:
     """Trace ``model`` and fold every ``Conv2d -> BatchNorm2d`` pair; the model itself is untouched.
 
-    A pair is folded only when the batch norm is the convolution's sole user
-    (otherwise the unnormalized output is still needed). The model must be in
-    eval mode: in training mode a batch norm uses the batch's own statistics,
+    A pair is folded only when that cannot change a result: the batch norm
+    is the convolution's sole user (otherwise the unnormalized output is
+    still needed), the convolution module is called once in the graph (a
+    shared one also serves other callers), both are exactly ``nn.Conv2d`` and
+    ``nn.BatchNorm2d``, and the batch norm is in eval mode with running
+    statistics. Other pairs are left as they are. The model must be in eval
+    mode: in training mode a batch norm uses the batch's own statistics,
     which no fixed weight can reproduce.
 
     >>> model = nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2), nn.ReLU()).eval()
@@ -68,23 +90,21 @@ def fuse_conv_bn(model: nn.Module) -> fx.GraphModule:
     ['0', '2']
     """
     if not isinstance(model, nn.Module):
-        raise TypeError(f"fuse_conv_bn: expected an nn.Module, got {type(model).__name__}")
+        raise TypeError(f"fuse_conv_bn: model must be an nn.Module, got {type(model).__name__}")
     if model.training:
         raise ValueError("fuse_conv_bn: the model is in training mode, where batch norm uses each "
                          "batch's statistics; call model.eval() before fusing")
     gm = fx.symbolic_trace(copy.deepcopy(model))
+    calls: dict[str, int] = {}
+    for node in gm.graph.nodes:
+        if node.op == "call_module":
+            calls[node.target] = calls.get(node.target, 0) + 1
     for node in list(gm.graph.nodes):
-        bn = _module(gm, node)
-        if not isinstance(bn, nn.BatchNorm2d) or len(node.args) != 1:
+        if node.op != "call_module" or (conv := _foldable(gm, node, calls)) is None:
             continue
         conv_node = node.args[0]
-        if not isinstance(conv_node, fx.Node) or len(conv_node.users) != 1:
-            continue
-        conv = _module(gm, conv_node)
-        if not isinstance(conv, nn.Conv2d):
-            continue
         parent, _, name = conv_node.target.rpartition(".")
-        setattr(gm.get_submodule(parent), name, fold_bn_into_conv(conv, bn))
+        setattr(gm.get_submodule(parent), name, fold_bn_into_conv(conv, _module(gm, node)))
         node.replace_all_uses_with(conv_node)
         gm.graph.erase_node(node)
     gm.graph.lint()

@@ -19,6 +19,8 @@ import torch
 import torch.fx as fx
 from torch import nn
 
+from fxguide._checks import finite_number
+
 OBSERVER_PREFIX = "observe_"
 
 
@@ -37,6 +39,12 @@ class MinMaxObserver(nn.Module):
         self.register_buffer("max_val", torch.tensor(float("-inf")))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"MinMaxObserver: expected a tensor, got {type(x).__name__}")
+        if x.is_floating_point() and x.numel() and not bool(torch.isfinite(x.detach()).all()):
+            # One NaN would make min/max NaN for every later batch; inf would stretch the range forever.
+            raise ValueError("MinMaxObserver: the observed tensor holds NaN or inf, which would poison the "
+                             "range for every later batch; find where it comes from, or clean the batch first")
         if x.numel():
             self.min_val = torch.minimum(self.min_val, x.detach().min())
             self.max_val = torch.maximum(self.max_val, x.detach().max())
@@ -54,7 +62,7 @@ class MinMaxObserver(nn.Module):
         >>> round(scale, 6), zero
         (0.01, 0)
         """
-        if not isinstance(bits, int) or not 2 <= bits <= 16:
+        if isinstance(bits, bool) or not isinstance(bits, int) or not 2 <= bits <= 16:
             raise ValueError(f"scale_zero_point: bits must be an int from 2 to 16, got {bits!r}")
         if not self.calibrated:
             raise RuntimeError("scale_zero_point: this observer has seen no values; run calibrate() first")
@@ -75,11 +83,10 @@ class FakeQuantize(nn.Module):
 
     def __init__(self, scale: float, zero_point: int, bits: int = 8) -> None:
         super().__init__()
-        if not isinstance(scale, (int, float)) or scale <= 0:
-            raise ValueError(f"FakeQuantize: scale must be a positive number, got {scale!r}")
-        if not isinstance(bits, int) or not 2 <= bits <= 16:
+        finite_number("FakeQuantize", "scale", scale, positive=True)
+        if isinstance(bits, bool) or not isinstance(bits, int) or not 2 <= bits <= 16:
             raise ValueError(f"FakeQuantize: bits must be an int from 2 to 16, got {bits!r}")
-        if not isinstance(zero_point, int) or not 0 <= zero_point <= 2**bits - 1:
+        if isinstance(zero_point, bool) or not isinstance(zero_point, int) or not 0 <= zero_point <= 2**bits - 1:
             raise ValueError(f"FakeQuantize: zero_point must be an int in [0, {2**bits - 1}], got {zero_point!r}")
         self.scale, self.zero_point, self.bits = float(scale), zero_point, bits
 
@@ -106,7 +113,7 @@ def insert_observers(model: nn.Module, where: Callable[[fx.Node], bool]) -> fx.G
     if not callable(where):
         raise TypeError(f"insert_observers: where must be a function Node -> bool, got {type(where).__name__}")
     gm = fx.symbolic_trace(copy.deepcopy(model))
-    chosen = [n for n in gm.graph.nodes if n.op not in {"placeholder", "output"} and where(n)]
+    chosen = [n for n in gm.graph.nodes if n.op not in {"placeholder", "output"} and _accepts(where, n)]
     if not chosen:
         raise ValueError("insert_observers: `where` accepted no node (placeholders and the output "
                          "are never observed); check the condition against gm.graph")
@@ -120,6 +127,14 @@ def insert_observers(model: nn.Module, where: Callable[[fx.Node], bool]) -> fx.G
     gm.graph.lint()
     gm.recompile()
     return gm
+
+
+def _accepts(where: Callable[[fx.Node], bool], node: fx.Node) -> bool:
+    answer = where(node)
+    if not isinstance(answer, bool):
+        raise TypeError(f"insert_observers: where must return True or False for a node, returned "
+                        f"{answer!r} for {node.name!r}")
+    return answer
 
 
 def observers(gm: fx.GraphModule) -> dict[str, MinMaxObserver]:
@@ -141,6 +156,10 @@ def calibrate(gm: fx.GraphModule, batches: Iterable[torch.Tensor]) -> int:
     """
     if not observers(gm):
         raise ValueError("calibrate: this GraphModule has no observers; make it with insert_observers()")
+    if isinstance(batches, (torch.Tensor, str)) or not isinstance(batches, Iterable):
+        raise TypeError(f"calibrate: batches must be a list of inputs (one tensor, or a tuple of tensors, per "
+                        f"batch), got {type(batches).__name__}; a single tensor would be taken row by row: "
+                        f"write calibrate(gm, [x])")
     gm.eval()
     count = 0
     with torch.no_grad():

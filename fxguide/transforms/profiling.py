@@ -16,6 +16,7 @@ from typing import Any
 import torch
 import torch.fx as fx
 
+from fxguide._checks import int_at_least
 from fxguide.display.timing import format_time
 
 
@@ -35,6 +36,8 @@ class NodeProfiler(fx.Interpreter):
         if not isinstance(gm, fx.GraphModule):
             raise TypeError(f"NodeProfiler: expected a torch.fx.GraphModule (e.g. from "
                             f"torch.fx.symbolic_trace(model)), got {type(gm).__name__}")
+        if not callable(timer):
+            raise TypeError(f"NodeProfiler: timer must be a clock function such as time.perf_counter, got {timer!r}")
         super().__init__(gm)
         self.timer = timer
         self.samples: dict[str, list[float]] = {node.name: [] for node in gm.graph.nodes}
@@ -73,10 +76,12 @@ def profile_nodes(gm: fx.GraphModule, *args: Any, repeats: int = 10, warmup: int
     >>> [(t.name, t.op) for t in profile_nodes(gm, torch.ones(3), repeats=3)]
     [('x', 'placeholder'), ('relu', 'call_function'), ('add', 'call_function'), ('output', 'output')]
     """
-    if not isinstance(repeats, int) or repeats < 1:
-        raise ValueError(f"profile_nodes: repeats must be a positive int, got {repeats!r}")
-    if not isinstance(warmup, int) or warmup < 0:
-        raise ValueError(f"profile_nodes: warmup must be a non-negative int, got {warmup!r}")
+    int_at_least("profile_nodes", "repeats", repeats)
+    int_at_least("profile_nodes", "warmup", warmup, minimum=0)
+    wanted = len(gm.graph.find_nodes(op="placeholder")) if isinstance(gm, fx.GraphModule) else len(args)
+    if len(args) != wanted:
+        raise TypeError(f"profile_nodes: the graph takes {wanted} input(s), got {len(args)}; "
+                        f"pass one example value each after gm")
     profiler = NodeProfiler(gm)
     with torch.no_grad():
         for _ in range(warmup):

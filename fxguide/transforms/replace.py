@@ -12,6 +12,7 @@ All three promise the same numbers as the module with ``old`` replaced by ``new`
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -21,13 +22,48 @@ from torch import nn
 from fxguide.transforms import to_graph_module
 
 
+def _name(f: Any) -> str:
+    return getattr(f, "__name__", type(f).__name__)
+
+
 def _check_mapping(mapping: Mapping[Callable, Callable], caller: str) -> dict[Callable, Callable]:
     if not isinstance(mapping, Mapping) or not mapping:
         raise TypeError(f"{caller}: expected a non-empty dict {{old_function: new_function}}, got {mapping!r}")
     for old, new in mapping.items():
-        if not callable(old) or not callable(new):
-            raise TypeError(f"{caller}: both sides of {old!r}: {new!r} must be callables (e.g. torch.relu)")
+        for side, f in (("old", old), ("new", new)):
+            if isinstance(f, nn.Module):
+                raise TypeError(f"{caller}: {side} is the module instance {f!r}; call_function nodes call "
+                                f"functions: use its functional form (torch.relu for nn.ReLU()), or add the "
+                                f"module with gm.add_submodule and make the node a call_module")
+            if not callable(f) or isinstance(f, type):
+                raise TypeError(f"{caller}: {side} must be a function such as torch.relu, got {f!r}")
     return dict(mapping)
+
+
+def _check_calls(gm: fx.GraphModule, mapping: Mapping[Callable, Callable], caller: str) -> list[fx.Node]:
+    """The nodes calling a mapped function; raises if a mapped function is never called or cannot take the call."""
+    hits = [n for n in gm.graph.nodes if n.op == "call_function" and n.target in mapping]
+    called = {n.target for n in hits}
+    for old in mapping:
+        if old not in called:
+            names = sorted({_name(n.target) for n in gm.graph.nodes if n.op == "call_function"})
+            raise ValueError(
+                f"{caller}: no call_function node calls {_name(old)!r}; the graph calls {names}. "
+                f"Methods (x.relu()) and submodules (nn.ReLU) are other opcodes."
+            )
+    for node in hits:
+        new = mapping[node.target]
+        try:
+            signature = inspect.signature(new)
+        except (TypeError, ValueError):
+            continue  # a builtin without a readable signature: trust it
+        try:
+            signature.bind(*node.args, **node.kwargs)
+        except TypeError as error:
+            raise TypeError(f"{caller}: {_name(new)}{signature} cannot take the arguments node {node.name!r} "
+                            f"passes to {_name(node.target)} ({error}); give a replacement with a matching "
+                            f"signature") from None
+    return hits
 
 
 def replace_op(module: nn.Module, old: Callable, new: Callable) -> fx.GraphModule:
@@ -35,7 +71,9 @@ def replace_op(module: nn.Module, old: Callable, new: Callable) -> fx.GraphModul
 
     Only ``call_function`` nodes are retargeted: ``x.relu()`` (a method) and
     ``nn.ReLU()`` (a submodule) are other opcodes and are left alone. Raises
-    ``ValueError`` when no node calls ``old``, so a typo cannot pass silently.
+    ``ValueError`` when no node calls ``old``, so a typo cannot pass silently,
+    and ``TypeError`` when ``new`` cannot take the arguments a node passes.
+    :class:`Retarget` and :class:`SwapOps` check the same way.
 
     >>> import torch
     >>> from fxguide.models import TinyMLP, seeded
@@ -45,15 +83,7 @@ def replace_op(module: nn.Module, old: Callable, new: Callable) -> fx.GraphModul
     """
     mapping = _check_mapping({old: new}, "replace_op")
     gm = to_graph_module(module, "replace_op")
-    hits = [n for n in gm.graph.nodes if n.op == "call_function" and n.target in mapping]
-    if not hits:
-        called = sorted({getattr(n.target, "__name__", str(n.target))
-                         for n in gm.graph.nodes if n.op == "call_function"})
-        raise ValueError(
-            f"replace_op: no call_function node calls {getattr(old, '__name__', old)!r}; "
-            f"the graph calls {called}. Methods (x.relu()) and submodules (nn.ReLU) are other opcodes."
-        )
-    for node in hits:
+    for node in _check_calls(gm, mapping, "replace_op"):
         node.target = mapping[node.target]
     gm.graph.lint()
     gm.recompile()
@@ -67,8 +97,9 @@ class _CallsNew:
         caller = type(self).__name__
         if not isinstance(module, fx.GraphModule):
             raise TypeError(f"{caller}: expected a GraphModule (trace the model first), got {type(module).__name__}")
-        super().__init__(module)
         self.mapping = _check_mapping(mapping, caller)
+        _check_calls(module, self.mapping, caller)
+        super().__init__(module)
 
     def call_function(self, target: Any, args: tuple, kwargs: dict) -> Any:
         return super().call_function(self.mapping.get(target, target), args, kwargs)
