@@ -17,7 +17,7 @@ import torch.fx as fx
 from torch import nn
 
 from fxguide.models import real
-from fxguide.tracing.concrete import concrete_trace
+from fxguide.tracing.concrete import GuardError, concrete_trace
 from fxguide.tracing.features import extract_features, feature_names
 from fxguide.tracing.tracers import LeafTracer, ModulePathTracer, trace
 from fxguide.transforms.decompose import decompose
@@ -281,20 +281,13 @@ def test_hugging_face_tracer_captures_tiny_bert(tiny_bert):
         torch.testing.assert_close(gm(ids)["last_hidden_state"], tiny_bert(ids).last_hidden_state)
 
 
-def test_concrete_tracer_captures_tiny_gpt2_for_other_batch_sizes_and_lengths():
-    model = Logits(real.gpt2())
+@pytest.mark.parametrize("wrap", ["gpt2", "bert"])
+def test_concrete_tracer_captures_tiny_transformers_for_the_example_sizes_and_refuses_others(wrap, tiny_bert):
+    model = Logits(real.gpt2()) if wrap == "gpt2" else Hidden(tiny_bert)
     gm = concrete_trace(model, real.token_ids(2, 8))
-    for batch, length in [(2, 8), (3, 12), (1, 5)]:
-        assert_matches_eager(gm, model, real.token_ids(batch, length, seed=1))
-
-
-@pytest.mark.xfail(strict=True, raises=TypeError,
-                   reason="concrete tracer: a real tensor's .expand(proxy, proxy) raises TypeError "
-                          "(BertEmbeddings expands its token_type_ids buffer with traced sizes)")
-def test_concrete_tracer_captures_tiny_bert(tiny_bert):
-    model = Hidden(tiny_bert)
-    gm = concrete_trace(model, real.token_ids(2, 8))
-    assert_matches_eager(gm, model, real.token_ids(3, 12, seed=1))
+    assert_matches_eager(gm, model, real.token_ids(2, 8, seed=1))
+    with pytest.raises(GuardError, match=r"was 2 when traced and is 3|was 8 when traced and is 12"):
+        gm(real.token_ids(3, 12, seed=1))
 
 
 def test_plain_symbolic_trace_of_hugging_face_models_raises_rather_than_guessing(tiny_bert):
