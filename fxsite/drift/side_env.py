@@ -68,17 +68,25 @@ def cache_dir() -> Path:
 
 
 def env_key(root: Path = ROOT) -> str:
-    """A short hash of the pins (``constraints.txt`` + ``pyproject.toml``) a side environment follows.
+    """A short hash of what a side environment installs: the pins and fxguide's requirements.
+
+    That is ``constraints.txt`` and the ``[project]`` table of ``pyproject.toml``
+    (dependencies and extras), not the tools' settings in the rest of that file: a
+    change of pytest's options must not rebuild an environment of several GB.
 
     >>> len(env_key())
     12
     """
+    import tomllib
+
     digest = hashlib.sha256(_RECIPE.encode())
     for name in ("constraints.txt", "pyproject.toml"):
         path = Path(root) / name
         if not path.is_file():
             raise FileNotFoundError(f"env_key: {path} is missing; pass the repository root")
-        digest.update(path.read_bytes())
+    digest.update((Path(root) / "constraints.txt").read_bytes())
+    project = tomllib.loads((Path(root) / "pyproject.toml").read_text())["project"]
+    digest.update(json.dumps(project, sort_keys=True).encode())
     return digest.hexdigest()[:12]
 
 
