@@ -93,11 +93,11 @@ def built(request):
     return request.param, model.eval(), inputs
 
 
+# timm writes its models to be symbolically traceable: swin is here for the concrete tracer only.
+@pytest.mark.parametrize("built", [name for name in MODELS if name != "timm-swin"], indirect=True)
 @torch.no_grad()
 def test_symbolic_trace_fails_on_these_models(built):
     name, model, inputs = built
-    if name == "timm-swin":
-        pytest.skip("timm writes its models to be symbolically traceable; swin is here for the concrete tracer")
     with pytest.raises(Exception):  # noqa: B017 - each fails differently; the point is that it fails
         fx.symbolic_trace(model, concrete_args=None)(**inputs(4))
 
@@ -116,11 +116,11 @@ def test_traced_graph_equals_eager_and_leaves_the_model_unchanged(built):
     assert decisions(gm), "a real model asks questions about its input"
 
 
+# Tracing a detection model takes seconds; the language models and swin cover retracing.
+@pytest.mark.parametrize("built", [name for name in MODELS if name != "ssdlite-detection"], indirect=True)
 @torch.no_grad()
 def test_retrace_keeps_one_graph_per_input_size(built):
     name, model, inputs = built
-    if name == "ssdlite-detection":
-        pytest.skip("tracing a detection model takes seconds; the language models cover retracing")
     paths = concrete_trace(model, kwargs=inputs(4), on_mismatch="retrace")
     assert isinstance(paths, GuardedPaths)
     for n in (4, 5, 4):
