@@ -31,6 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-n", "--workers", default="auto", help="pytest-xdist workers (default: auto)")
     parser.add_argument("--out", type=Path, help="the merged JSON (default: drift/torch-<version>/survey.json; "
                                                  "with --sample, _build/survey/sample.json)")
+    parser.add_argument("--resume", action="store_true", help="skip the models that already have a record")
     parser.add_argument("--merge-only", action="store_true", help="do not run anything: merge the records")
     options = parser.parse_args(argv)
 
@@ -43,7 +44,8 @@ def main(argv: list[str] | None = None) -> int:
         command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--no-header",
                    "-o", "addopts=", "-n", str(options.workers), f"--timeout={MODEL_TIMEOUT}",
                    "--timeout-method=thread", str(Path(__file__).with_name("zoo_tests.py"))]
-        env = {**os.environ, "FXSURVEY_SELECT": selection, "FXSURVEY_RECORDS": str(folder), "HF_HUB_OFFLINE": "1"}
+        env = {**os.environ, "FXSURVEY_SELECT": selection, "FXSURVEY_RECORDS": str(folder), "HF_HUB_OFFLINE": "1",
+               "FXSURVEY_RESUME": "1" if options.resume else "0", "OMP_NUM_THREADS": "1"}
         start = time.time()
         done = subprocess.run(command, cwd=ROOT, env=env)
         run = {"selection": selection, "workers": options.workers, "wall_seconds": round(time.time() - start, 1),

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -141,23 +142,135 @@ def torchvision_entries() -> list[Entry]:
 
 # -- timm -------------------------------------------------------------------------
 
-# family (timm module) -> (model, parameter count, input size): the model of the family with
-# the fewest parameters (ties: the smaller input), chosen by smallest_timm_models().
-TIMM_MODELS: dict[str, tuple[str, int, tuple[int, int, int]]] = {}
+# family (timm module) -> (model, parameter count, input size), chosen by smallest_timm_models().
+TIMM_MODELS: dict[str, tuple[str, int, tuple[int, int, int]]] = {
+    "beit": ("beit_base_patch16_224", 86530984, (3, 224, 224)),
+    "byoanet": ("halonet_h1", 8100056, (3, 256, 256)),
+    "byobnet": ("mobileone_s1", 4825192, (3, 224, 224)),
+    "cait": ("cait_xxs24_224", 11956264, (3, 224, 224)),
+    "coat": ("coat_tiny", 5498540, (3, 224, 224)),
+    "convit": ("convit_tiny", 5710512, (3, 224, 224)),
+    "convmixer": ("convmixer_768_32", 21110248, (3, 224, 224)),
+    "convnext": ("convnext_atto_rms", 3693040, (3, 224, 224)),
+    "cpubone": ("cpubone_nano", 6519700, (3, 224, 224)),
+    "crossvit": ("crossvit_tiny_240", 7014800, (3, 240, 240)),
+    "csatv2": ("csatv2", 11103444, (3, 512, 512)),
+    "cspnet": ("cs3darknet_focus_s", 3274728, (3, 256, 256)),
+    "cspnext": ("cspnext_tiny", 2733700, (3, 224, 224)),
+    "davit": ("davit_tiny", 28360168, (3, 224, 224)),
+    "deepseek_vit": ("deepseek_vit_412m", 411842560, (3, 546, 546)),
+    "deit": ("deit_tiny_patch16_224", 5717416, (3, 224, 224)),
+    "densenet": ("densenet121", 7978856, (3, 224, 224)),
+    "dla": ("dla46x_c", 1068440, (3, 224, 224)),
+    "dpn": ("dpn48b", 9126226, (3, 224, 224)),
+    "edgenext": ("edgenext_xx_small", 1327216, (3, 256, 256)),
+    "efficientformer": ("efficientformer_l1", 12289928, (3, 224, 224)),
+    "efficientformer_v2": ("efficientformerv2_s0", 3600256, (3, 224, 224)),
+    "efficientnet": ("mobilenetv2_050", 1968680, (3, 224, 224)),
+    "efficientvim": ("efficientvim_m1", 6679458, (3, 224, 224)),
+    "efficientvit_mit": ("efficientvit_b0", 3410008, (3, 224, 224)),
+    "efficientvit_msra": ("efficientvit_m0", 2349436, (3, 224, 224)),
+    "eva": ("vit_tiny_patch16_dinov3_qkvb", 5489664, (3, 256, 256)),
+    "fasternet": ("fasternet_t0", 3905500, (3, 224, 224)),
+    "fastvit": ("fastvit_s12", 9473576, (3, 256, 256)),
+    "focalnet": ("focalnet_tiny_srf", 28427116, (3, 224, 224)),
+    "gcvit": ("gcvit_xxtiny", 11995428, (3, 224, 224)),
+    "gemma4_vit": ("gemma4_vit_167m", 167364608, (3, 768, 768)),
+    "ghostnet": ("ghostnet_050", 2587292, (3, 224, 224)),
+    "hardcorenas": ("hardcorenas_b", 5176544, (3, 224, 224)),
+    "hgnet": ("hgnetv2_b0", 5996550, (3, 224, 224)),
+    "hiera": ("hiera_tiny_224", 27910216, (3, 224, 224)),
+    "hieradet_sam2": ("sam2_hiera_tiny", 26851008, (3, 896, 896)),
+    "hrnet": ("hrnet_w18_small", 13187464, (3, 224, 224)),
+    "iformer": ("iformer_t", 2886456, (3, 224, 224)),
+    "inception_next": ("inception_next_atto", 4156520, (3, 224, 224)),
+    "inception_resnet_v2": ("inception_resnet_v2", 55843464, (3, 299, 299)),
+    "inception_v3": ("inception_v3", 23834568, (3, 299, 299)),
+    "inception_v4": ("inception_v4", 42679816, (3, 299, 299)),
+    "lcnetv2": ("lcnetv2_small", 4128552, (3, 224, 224)),
+    "levit": ("levit_384_s8", 39118960, (3, 224, 224)),
+    "lowformer": ("lowformer_b0", 14100472, (3, 224, 224)),
+    "mambaout": ("mambaout_femto", 7304536, (3, 224, 224)),
+    "maxxvit": ("maxvit_pico_rw_256", 7457996, (3, 256, 256)),
+    "metaformer": ("poolformerv2_s12", 11891712, (3, 224, 224)),
+    "mlp_mixer": ("gmixer_12_224", 12701080, (3, 224, 224)),
+    "mobilenetv3": ("mobilenetv4_conv_small_035", 1905384, (3, 224, 224)),
+    "mobilenetv5": ("mobilenetv5_base", 82647976, (3, 256, 256)),
+    "mobilevit": ("mobilevit_xxs", 1272024, (3, 256, 256)),
+    "mvitv2": ("mvitv2_tiny", 24173320, (3, 224, 224)),
+    "naflexvit": ("naflexvit_base_patch16_gap", 86633704, (3, 384, 384)),
+    "nasnet": ("nasnetalarge", 88753150, (3, 331, 331)),
+    "nest": ("nest_tiny", 17057608, (3, 224, 224)),
+    "nextvit": ("nextvit_small", 31763368, (3, 224, 224)),
+    "nfnet": ("test_nfnet", 383080, (3, 160, 160)),
+    "pit": ("pit_ti_224", 4847272, (3, 224, 224)),
+    "pnasnet": ("pnasnet5large", 86057668, (3, 331, 331)),
+    "pvt_v2": ("pvt_v2_b0", 3666760, (3, 224, 224)),
+    "qwen3_vit": ("qwen3_vit_88m", 87414528, (3, 768, 768)),
+    "rdnet": ("rdnet_tiny", 23863008, (3, 224, 224)),
+    "regnet": ("regnetx_002", 2684792, (3, 224, 224)),
+    "repghost": ("repghostnet_050", 2313968, (3, 224, 224)),
+    "repvit": ("repvit_m1", 5485248, (3, 224, 224)),
+    "res2net": ("res2next50", 24671464, (3, 224, 224)),
+    "resnest": ("resnest14d", 10611688, (3, 224, 224)),
+    "resnet": ("resnet18", 11689512, (3, 224, 224)),
+    "resnetv2": ("resnetv2_18", 11687720, (3, 224, 224)),
+    "rexnet": ("rexnet_100", 4796873, (3, 224, 224)),
+    "selecsls": ("selecsls42", 30354952, (3, 224, 224)),
+    "senet": ("legacy_seresnet18", 11778592, (3, 224, 224)),
+    "sequencer": ("sequencer2d_s", 27651688, (3, 224, 224)),
+    "shvit": ("shvit_s1", 6330808, (3, 224, 224)),
+    "sknet": ("skresnet18", 11958056, (3, 224, 224)),
+    "starnet": ("starnet_s1", 2869168, (3, 224, 224)),
+    "swiftformer": ("swiftformer_xs", 3475360, (3, 224, 224)),
+    "swin_transformer": ("swin_tiny_patch4_window7_224", 28288354, (3, 224, 224)),
+    "swin_transformer_v2": ("swinv2_tiny_window8_256", 28347154, (3, 256, 256)),
+    "swin_transformer_v2_cr": ("swinv2_cr_tiny_224", 28332124, (3, 224, 224)),
+    "tiny_vit": ("tiny_vit_5m_224", 12082725, (3, 224, 224)),
+    "tnt": ("tnt_s_legacy_patch16_224", 23755336, (3, 224, 224)),
+    "tresnet": ("tresnet_m", 31389032, (3, 224, 224)),
+    "twins": ("twins_svt_small", 24060776, (3, 224, 224)),
+    "vgg": ("vgg11", 132863336, (3, 224, 224)),
+    "visformer": ("visformer_tiny", 10321368, (3, 224, 224)),
+    "vision_transformer": ("vit_tiny_patch16_224", 5717416, (3, 224, 224)),
+    "vision_transformer_hybrid": ("vit_tiny_r_s16_p8_224", 6337704, (3, 224, 224)),
+    "vision_transformer_relpos": ("test_vit_relpos", 850147, (3, 160, 160)),
+    "vision_transformer_sam": ("samvit_base_patch16_224", 86457064, (3, 224, 224)),
+    "vitamin": ("vitamin_small_224", 22173376, (3, 224, 224)),
+    "volo": ("volo_d1_224", 26632040, (3, 224, 224)),
+    "vovnet": ("ese_vovnet19b_slim_dw", 1897752, (3, 224, 224)),
+    "xception": ("legacy_xception", 22855952, (3, 299, 299)),
+    "xception_aligned": ("xception41p", 26907752, (3, 299, 299)),
+    "xcit": ("xcit_nano_12_p8_224", 3049016, (3, 224, 224)),
+}
+
+# Words timm uses for small variants, smallest first: a large family's candidates are its
+# best-ranked names.
+_SIZE_WORDS = [r"atto", r"femto", r"pico", r"nano", r"tiny|xxs|_t\b|_ti\b", r"mini|xs\b|micro|lite|light",
+               r"small|_s\b|_s\d|b0\b|\b\w*18\b|_n\b"]
+
+
+def _size_rank(name: str) -> tuple[int, int, int]:
+    rank = next((i for i, word in enumerate(_SIZE_WORDS) if re.search(word, name)), len(_SIZE_WORDS))
+    return rank, sum(int(n) for n in re.findall(r"\d+", name)), len(name)
 
 
 def smallest_timm_models() -> dict[str, tuple[str, int, tuple[int, int, int]]]:
-    """For each timm family, the model with the fewest parameters, counted on the meta device.
+    """For each timm family, the candidate with the fewest parameters (ties: the smaller input).
 
-    This builds every timm model without allocating memory; it takes minutes. Its
-    result is :data:`TIMM_MODELS`, written into this file by hand when timm changes.
+    Candidates are all the family's models when it has at most 25, else the 4
+    whose names rank smallest by size words (atto, nano, tiny, small...).
+    Parameters are counted on the meta device, without allocating memory; it
+    still takes minutes. Its result is :data:`TIMM_MODELS`, written into this
+    file by hand when timm changes.
     """
     import timm
 
     chosen = {}
     for family in timm.list_modules():
         best = None
-        for name in timm.list_models(module=family):
+        names = timm.list_models(module=family)
+        for name in names if len(names) <= 25 else sorted(names, key=_size_rank)[:4]:
             try:
                 with torch.device("meta"):
                     model = timm.create_model(name, pretrained=False)
@@ -282,6 +395,26 @@ def catalogue() -> dict[str, Entry]:
     """Every model of the survey by key (``zoo/name``), zoo after zoo."""
     entries = [*torchvision_entries(), *timm_entries(), *transformers_entries()]
     return {entry.key: entry for entry in entries}
+
+
+# Slow to build or to capture on a CPU: surveyed after the others, so that a survey
+# stopped early still covers every zoo and category.
+_SLOW = re.compile(r"128gf|32gf|16gf|vit_h|vit_l|101|wide_|_b7|_v2_l|(?<!v3_)large|swin3d_b|swin_v2_b|swin_b|mvit|"
+                   r"maskrcnn|keypointrcnn|vgg1[69]")
+
+
+def run_order(keys: list[str]) -> list[str]:
+    """``keys`` interleaved zoo by zoo (transformers, timm, torchvision), slow models last.
+
+    >>> run_order(["torchvision/a", "torchvision/vit_h_14", "torchvision/b", "timm/x", "transformers/y"])
+    ['transformers/y', 'timm/x', 'torchvision/a', 'torchvision/b', 'torchvision/vit_h_14']
+    """
+    slow = [k for k in keys if _SLOW.search(k)]
+    queues = [[k for k in keys if k.startswith(zoo + "/") and k not in slow] for zoo in reversed(ZOOS)]
+    ordered = []
+    while any(queues):
+        ordered += [queue.pop(0) for queue in queues if queue]
+    return ordered + slow
 
 
 # A fixed sample, fast to run, that spans the zoos, categories and outcomes: `make test`

@@ -44,6 +44,15 @@ LINKS: list[tuple[re.Pattern[str], str]] = [(re.compile(regex), label) for regex
 )]
 
 
+def page_of(label: str) -> str:
+    """The page (relative to the repository) that defines one of the labels of :data:`LINKS`.
+
+    >>> page_of("error-len"), page_of("limitations-constructors")
+    ('docs/reference/errors.md', 'docs/limitations.md')
+    """
+    return "docs/reference/errors.md" if label.startswith("error-") else "docs/limitations.md"
+
+
 def link_for(text: str) -> str | None:
     """The label of the guide's entry for a failure ``"Type: message"``, if there is one.
 

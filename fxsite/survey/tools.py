@@ -110,7 +110,7 @@ def pattern(error_type: str, message: str) -> str:
     text = message
     for regex, replacement in _PLACEHOLDERS:
         text = regex.sub(replacement, text)
-    return f"{error_type}: {text}" if text else error_type
+    return f"{error_type}: {text}" if error_type and text else error_type or text
 
 
 def _error(exc: BaseException) -> tuple[str, str]:

@@ -11,8 +11,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from fxsite.survey.catalogue import SAMPLE, ZOOS, catalogue
-from fxsite.survey.data import records_dir, write_record
+import torch
+
+from fxsite.survey.catalogue import SAMPLE, ZOOS, catalogue, run_order
+from fxsite.survey.data import record_path, records_dir, write_record
 from fxsite.survey.tools import survey_model
 
 
@@ -31,14 +33,23 @@ def selected(selection: str) -> list[str]:
     return [k for k in keys if k in names or k.split("/")[0] in names]
 
 
+def _folder() -> Path:
+    return Path(os.environ.get("FXSURVEY_RECORDS") or records_dir())
+
+
 def pytest_generate_tests(metafunc) -> None:
     if "model_key" in metafunc.fixturenames:
         keys = selected(os.environ.get("FXSURVEY_SELECT", "all"))
+        if os.environ.get("FXSURVEY_RESUME") == "1":
+            keys = [k for k in keys if not record_path(_folder(), catalogue()[k]).exists()]
+        keys = run_order(keys)
         metafunc.parametrize("model_key", keys, ids=keys)
 
 
 def test_model(model_key: str) -> None:
+    # One intra-op thread per worker: workers share the cores, and oversubscribed
+    # threads slow every model down many times over.
+    torch.set_num_threads(1)
     entry = catalogue()[model_key]
     record = survey_model(entry)
-    folder = Path(os.environ.get("FXSURVEY_RECORDS") or records_dir())
-    assert write_record(folder, entry, record).exists()
+    assert write_record(_folder(), entry, record).exists()
