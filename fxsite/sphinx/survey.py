@@ -66,11 +66,21 @@ def _table(header: list[str], rows: list[list[nodes.Node | str]], classes: list[
     return table
 
 
-def _ref(label: str, text: str) -> addnodes.pending_xref:
-    ref = addnodes.pending_xref("", refdomain="std", reftype="ref", reftarget=label, refexplicit=True,
-                                refwarn=True)
+def _ref(target: str, text: str, docname: str) -> addnodes.pending_xref:
+    """A reference to a label, or to a page when ``target`` is ``doc:NAME``."""
+    kind, name = ("doc", target.removeprefix("doc:")) if target.startswith("doc:") else ("ref", target)
+    ref = addnodes.pending_xref("", refdomain="std", reftype=kind, reftarget=name, refexplicit=True,
+                                refwarn=True, refdoc=docname)
     ref += nodes.inline(text, text)
     return ref
+
+
+def _cause_cell(cause) -> nodes.paragraph:
+    """The cause's pattern, and one full message when the pattern left parts out."""
+    para = _paragraph(nodes.literal(cause.pattern, cause.pattern))
+    if cause.example != cause.pattern:
+        para += [nodes.Text(" e.g. "), nodes.literal(cause.example, cause.example)]
+    return para
 
 
 class ZooSurvey(SphinxDirective):
@@ -135,10 +145,10 @@ class ZooSurvey(SphinxDirective):
             rows.append([
                 _paragraph(str(number), ids=[anchor]),
                 cause.stage,
-                _paragraph(nodes.literal(cause.pattern, cause.pattern)),
+                _cause_cell(cause),
                 per_tool,
                 shown,
-                _paragraph(_ref(cause.link, "explained here")) if cause.link else "",
+                _paragraph(_ref(cause.link, "explained here", self.env.docname)) if cause.link else "",
             ])
         if not rows:
             return [_paragraph("No failures.")]

@@ -130,7 +130,7 @@ def torchvision_entries() -> list[Entry]:
             frames, size = _VIDEO.get(name, (4, 32))
             make, shape = _images(3, frames, size, size), _describe((1, 3, frames, size, size))
         elif category == "optical flow":
-            make, shape = _two_frames(64), "1x3x64x64, 1x3x64x64"
+            make, shape = _two_frames(128), "1x3x128x128, 1x3x128x128"
         else:
             if category == "quantization":
                 kwargs = {"quantize": True}
@@ -419,4 +419,8 @@ def run_order(keys: list[str]) -> list[str]:
 
 # A fixed sample, fast to run, that spans the zoos, categories and outcomes: `make test`
 # re-runs it and compares with the committed survey (tests/test_survey_sample.py).
-SAMPLE: tuple[str, ...] = ()
+SAMPLE: tuple[str, ...] = (
+    "transformers/distilbert", "transformers/gpt2", "transformers/whisper",
+    "timm/cspnext_tiny", "timm/crossvit_tiny_240",
+    "torchvision/squeezenet1_1", "torchvision/mobilenet_v3_small", "torchvision/r3d_18",
+)

@@ -25,7 +25,7 @@ TOOL_TITLES = {
     "export_dynamic_batch": "export, dynamic batch",
 }
 
-# (regex over "Type: message", label of the entry that explains it)
+# (regex over "Type: message", where the guide explains it: a label, or "doc:" and a page)
 LINKS: list[tuple[re.Pattern[str], str]] = [(re.compile(regex), label) for regex, label in (
     (r"symbolically traced variables cannot be used as inputs to control flow", "error-control-flow"),
     (r"Proxy object cannot be iterated", "error-proxy-iterated"),
@@ -41,15 +41,18 @@ LINKS: list[tuple[re.Pattern[str], str]] = [(re.compile(regex), label) for regex
     (r"has been specialized to have value", "error-specialized"),
     (r"Boolean value of Tensor with more than one value is ambiguous", "error-boolean-ambiguous"),
     (r"must be tuple of ints, but found element of type (Proxy|Attribute)", "limitations-constructors"),
+    (r"^GuardOnDataDependentSymNode: Could not guard on data-dependent expression", "doc:beyond"),
 )]
 
 
 def page_of(label: str) -> str:
-    """The page (relative to the repository) that defines one of the labels of :data:`LINKS`.
+    """The page (relative to the repository) that one of the targets of :data:`LINKS` points into.
 
-    >>> page_of("error-len"), page_of("limitations-constructors")
-    ('docs/reference/errors.md', 'docs/limitations.md')
+    >>> page_of("error-len"), page_of("limitations-constructors"), page_of("doc:beyond")
+    ('docs/reference/errors.md', 'docs/limitations.md', 'docs/beyond.md')
     """
+    if label.startswith("doc:"):
+        return f"docs/{label.removeprefix('doc:')}.md"
     return "docs/reference/errors.md" if label.startswith("error-") else "docs/limitations.md"
 
 

@@ -77,7 +77,9 @@ _ADDRESS = re.compile(r"\b0x[0-9a-fA-F]+\b")
 _SITE = re.compile(r"(?:/[^\s'\"():,]+)*/(?:site|dist)-packages/")
 _PATH = re.compile(r"(?<![\w.>])(?:/[\w.+-]+){2,}/([\w.+-]+)")
 _PLACEHOLDERS = [
+    (re.compile(r"(data-dependent expression) .*"), r"\1 (…)"),
     (re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`"), "'…'"),
+    (re.compile(r"\(.*\)|\([^)]*…$"), "(…)"),  # signatures, symbolic expressions
     (re.compile(r"\b\d+(?:\.\d+)?(?:e-?\d+)?\b"), "N"),
     (re.compile(r"\[[N, ]+\]|\((?:N, )+N?\)|torch\.Size\(\[[N, ]*\]\)"), "[shape]"),
 ]
@@ -106,6 +108,10 @@ def pattern(error_type: str, message: str) -> str:
     "TypeError: '…' object cannot be interpreted as an integer"
     >>> pattern("RuntimeError", "shape '[2, 3]' is invalid for input of size 5")
     "RuntimeError: shape '…' is invalid for input of size N"
+    >>> pattern("GuardOnDataDependentSymNode", "Could not guard on data-dependent expression Eq(2*u1, 2) (unhinted)")
+    'GuardOnDataDependentSymNode: Could not guard on data-dependent expression (…)'
+    >>> pattern("", "values differ")
+    'values differ'
     """
     text = message
     for regex, replacement in _PLACEHOLDERS:
