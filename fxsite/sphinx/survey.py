@@ -126,8 +126,7 @@ class ZooSurvey(SphinxDirective):
             cells: list[nodes.Node | str] = [row["zoo"], f"{row['surveyed']} of {row['models']}"]
             for tool in survey["tools"]:
                 counts = row["tools"].get(tool)
-                cells.append("n/a" if counts is None else
-                             f"{counts.get('captured', 0)} captured, {counts.get('matches', 0)} match")
+                cells.append("n/a" if counts is None else f"{counts.get('captured', 0)} / {counts.get('matches', 0)}")
             rows.append(cells)
         header = ["zoo", "surveyed", *(TOOL_TITLES[t] for t in survey["tools"])]
         out.append(_table(header, rows, classes=["survey-summary"]))
@@ -198,14 +197,15 @@ def models_html(version: str, survey: dict[str, Any]) -> str:
                 cells.append(cell)
                 outcomes.append(outcome)
         params = f"{m['params'] / 1e6:.1f} M" if m.get("params") is not None else ""
+        about = html.escape(f"input {m['input']}" + (f", {params} parameters" if params else ""))
         rows.append(
             f'<tr data-zoo="{html.escape(m["zoo"])}" data-outcomes="{" ".join(outcomes)}">'
-            f'<td>{html.escape(m["zoo"])}</td><td>{html.escape(m["category"])}</td>'
-            f'<td>{html.escape(m["model"])}</td><td>{html.escape(m["input"])}</td><td>{params}</td>'
+            f'<td title="{about}">{html.escape(m["model"])}</td>'
+            f'<td>{html.escape(m["zoo"])} <small>{html.escape(m["category"])}</small></td>'
             + "".join(cells) + "</tr>")
     tool_options = "".join(f'<option value="{i}">{html.escape(TOOL_TITLES[t])}</option>' for i, t in enumerate(tools))
     zoo_options = "".join(f'<option>{z}</option>' for z in dict.fromkeys(m["zoo"] for m in survey["models"]))
-    header = "".join(f"<th>{h}</th>" for h in ("zoo", "category", "model", "input", "params",
+    header = "".join(f"<th>{h}</th>" for h in ("model", "zoo, category",
                                                *(html.escape(TOOL_TITLES[t]) for t in tools)))
     return f"""
 <style>{STYLE}</style>

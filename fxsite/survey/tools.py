@@ -78,6 +78,8 @@ _SITE = re.compile(r"(?:/[^\s'\"():,]+)*/(?:site|dist)-packages/")
 _PATH = re.compile(r"(?<![\w.>])(?:/[\w.+-]+){2,}/([\w.+-]+)")
 _PLACEHOLDERS = [
     (re.compile(r"(data-dependent expression) .*"), r"\1 (…)"),
+    (re.compile(r"Model \w+ is not supported yet.*"), "Model … is not supported yet, supported models: …"),
+    (re.compile(r"\b\w+\.forward\b"), "….forward"),
     (re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`"), "'…'"),
     (re.compile(r"\(.*\)|\([^)]*…$"), "(…)"),  # signatures, symbolic expressions
     (re.compile(r"\b\d+(?:\.\d+)?(?:e-?\d+)?\b"), "N"),
