@@ -13,7 +13,7 @@ STAMP    := $(VENV)/.installed
 # The reference torch: the one constraints.txt pins (and fxsite.drift.report.REFERENCE_TORCH reads).
 REFERENCE_TORCH := $(shell sed -n 's/^torch==//p' constraints.txt)
 
-.PHONY: help venv tools docs test serve update-expected drift bench lock clean
+.PHONY: help venv tools docs test serve update-expected drift bench survey lock clean
 
 help:
 	@echo "make docs             build the site into $(BUILDDIR)/html (creates $(VENV) if needed)"
@@ -21,6 +21,8 @@ help:
 	@echo "make serve            serve $(BUILDDIR)/html on http://127.0.0.1:$(PORT)"
 	@echo "make update-expected  re-record every expected output from the installed torch"
 	@echo "make drift TORCH=X    run all checks against torch X in a side environment; writes drift/torch-X/"
+	@echo "make survey           trace every torchvision, timm and transformers model (SURVEY_ARGS='-n 4', '--sample');"
+	@echo "                       writes drift/torch-<version>/survey.json"
 	@echo "make bench            measure build and test times (writes fxsite/bench/results.md)"
 
 venv: $(STAMP)
@@ -54,6 +56,9 @@ drift: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m fxsite.bench $(BENCH_ARGS)
+
+survey: $(STAMP)
+	$(PY) -m fxsite.survey $(SURVEY_ARGS)
 
 lock:
 	rm -rf .venv-lock && $(PYTHON) -m venv .venv-lock

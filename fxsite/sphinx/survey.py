@@ -1,0 +1,266 @@
+"""``{zoo-survey} PART``: the model-zoo survey page, rendered from the committed data.
+
+``PART`` is ``summary`` (per zoo and tool: models captured and matching eager),
+``causes`` (failures grouped by cause, each linked to the guide's entry where
+there is one) or ``models`` (every model and tool, in a table filtered by
+inline JavaScript: no external script). Each part covers every committed
+``drift/torch-<version>/survey.json``, newest torch first; a partial survey
+says so. The tables are built when the page is read, not executed in a cell:
+the data is checked by ``tests/test_survey_sample.py``, not by output snapshots.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from docutils import nodes
+from sphinx import addnodes
+from sphinx.util.docutils import SphinxDirective
+
+PARTS = ("summary", "causes", "models")
+
+
+def load_surveys(drift: Path) -> list[tuple[str, dict[str, Any]]]:
+    """``(torch version, survey)`` for every ``drift/torch-*/survey.json``, newest first."""
+    found = []
+    for path in drift.glob("torch-*/survey.json"):
+        version = path.parent.name.removeprefix("torch-")
+        found.append((version, json.loads(path.read_text())))
+    return sorted(found, key=lambda item: [int(p) if p.isdigit() else 0 for p in re.split(r"[.+]", item[0])],
+                  reverse=True)
+
+
+def _slug(version: str) -> str:
+    return "survey-" + re.sub(r"\W", "-", version)
+
+
+def _duration(seconds: float) -> str:
+    minutes = round(seconds / 60)
+    return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min"
+
+
+def _paragraph(*children: nodes.Node | str, **attributes: Any) -> nodes.paragraph:
+    para = nodes.paragraph(**attributes)
+    para += [nodes.Text(c) if isinstance(c, str) else c for c in children]
+    return para
+
+
+def _table(header: list[str], rows: list[list[nodes.Node | str]], classes: list[str] | None = None) -> nodes.table:
+    table = nodes.table(classes=classes or [])
+    group = nodes.tgroup(cols=len(header))
+    table += group
+    group += [nodes.colspec(colwidth=1) for _ in header]
+    head, body = nodes.thead(), nodes.tbody()
+    group += [head, body]
+    for target, cells in ((head, header), *((body, r) for r in rows)):
+        row = nodes.row()
+        for cell in cells:
+            entry = nodes.entry()
+            entry += cell if isinstance(cell, nodes.paragraph) else _paragraph(cell)
+            row += entry
+        target += row
+    return table
+
+
+def _ref(target: str, text: str, docname: str) -> addnodes.pending_xref:
+    """A reference to a label, or to a page when ``target`` is ``doc:NAME``."""
+    kind, name = ("doc", target.removeprefix("doc:")) if target.startswith("doc:") else ("ref", target)
+    ref = addnodes.pending_xref("", refdomain="std", reftype=kind, reftarget=name, refexplicit=True,
+                                refwarn=True, refdoc=docname)
+    ref += nodes.inline(text, text)
+    return ref
+
+
+def _cause_cell(cause) -> nodes.paragraph:
+    """The cause's pattern, and one full message when the pattern left parts out."""
+    para = _paragraph(nodes.literal(cause.pattern, cause.pattern))
+    if cause.example != cause.pattern:
+        para += [nodes.Text(" e.g. "), nodes.literal(cause.example, cause.example)]
+    return para
+
+
+class ZooSurvey(SphinxDirective):
+    required_arguments = 1
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        part = self.arguments[0]
+        if part not in PARTS:
+            raise self.error(f"zoo-survey: PART must be one of {', '.join(PARTS)}, not {part!r}")
+        drift = Path(self.env.app.confdir) / "drift"
+        surveys = load_surveys(drift)
+        for version, _ in surveys:
+            self.env.note_dependency(str(drift / f"torch-{version}" / "survey.json"))
+        if not surveys:
+            return [_paragraph("No survey has been committed yet: run make survey.")]
+        result: list[nodes.Node] = []
+        for version, survey in surveys:
+            result.append(nodes.rubric(text=f"torch {version}"))
+            result += getattr(self, f"_{part}")(version, survey)
+        return result
+
+    # -- parts ----------------------------------------------------------------
+
+    def _summary(self, version: str, survey: dict[str, Any]) -> list[nodes.Node]:
+        from fxsite.survey.causes import TOOL_TITLES, summary
+
+        v = survey["versions"]
+        runs = survey.get("runs", [])
+        wall = sum(r["wall_seconds"] for r in runs)
+        workers = sorted({str(r["workers"]) for r in runs})
+        said = (f"torchvision {v['torchvision']}, timm {v['timm']}, transformers {v['transformers']}, "
+                f"Python {v['python']}; the survey ran in {_duration(wall)} on {'/'.join(workers)} "
+                f"pytest-xdist worker(s), in {len(runs)} run(s).")
+        out: list[nodes.Node] = [_paragraph(said)]
+        if not survey["complete"]:
+            warning = nodes.warning()
+            warning += _paragraph(f"Partial survey: {survey['missing']} of {len(survey['models'])} models have "
+                                  f"no record yet; they are listed as not surveyed in the table of every model.")
+            out.append(warning)
+        rows = []
+        for row in summary(survey["models"]):
+            cells: list[nodes.Node | str] = [row["zoo"], f"{row['surveyed']} of {row['models']}"]
+            for tool in survey["tools"]:
+                counts = row["tools"].get(tool)
+                cells.append("n/a" if counts is None else f"{counts.get('captured', 0)} / {counts.get('matches', 0)}")
+            rows.append(cells)
+        header = ["zoo", "surveyed", *(TOOL_TITLES[t] for t in survey["tools"])]
+        out.append(_table(header, rows, classes=["survey-summary"]))
+        return out
+
+    def _causes(self, version: str, survey: dict[str, Any]) -> list[nodes.Node]:
+        from fxsite.survey.causes import TOOL_TITLES, causes
+
+        rows = []
+        for number, cause in enumerate(causes(survey["models"]), 1):
+            anchor = f"{_slug(version)}-cause-{number}"
+            per_tool = ", ".join(f"{TOOL_TITLES[t]} {len(keys)}" for t, keys in cause.models.items())
+            keys = sorted({k for ks in cause.models.values() for k in ks})
+            shown = ", ".join(k.split("/", 1)[1] for k in keys[:6]) + (f" and {len(keys) - 6} more" if len(keys) > 6 else "")
+            rows.append([
+                _paragraph(str(number), ids=[anchor]),
+                cause.stage,
+                _cause_cell(cause),
+                per_tool,
+                shown,
+                _paragraph(_ref(cause.link, "explained here", self.env.docname)) if cause.link else "",
+            ])
+        if not rows:
+            return [_paragraph("No failures.")]
+        return [_table(["#", "when", "cause", "tools (models)", "models", "in the guide"], rows,
+                       classes=["survey-causes"])]
+
+    def _models(self, version: str, survey: dict[str, Any]) -> list[nodes.Node]:
+        return [nodes.raw("", models_html(version, survey), format="html")]
+
+
+def _cell(result: dict[str, Any] | None, anchors: dict[tuple[str, str], str]) -> tuple[str, str]:
+    """HTML of one tool's cell and its outcome word (for the filter)."""
+    from fxsite.survey.causes import _split, failure
+    from fxsite.survey.tools import pattern
+
+    if result is None:
+        return '<td class="na">n/a</td>', "n/a"
+    failed = failure(result)
+    if failed is None:
+        return f'<td class="ok" title="captured; matches eager">✓ {result["nodes"]}</td>', "matches"
+    stage, text = failed
+    href = anchors.get((stage, pattern(*_split(text))), "")
+    label = {"capture": "✗", "second input": "≠", "eager": "–"}[stage]
+    short = html.escape(_split(text)[0] or text[:30])
+    nodes_ = f" {result['nodes']}" if result.get("nodes") else ""
+    outcome = {"capture": "fails", "second input": "differs", "eager": "n/a"}[stage]
+    link = f'<a href="#{href}">{short}</a>' if href else short
+    return (f'<td class="{outcome}" title="{html.escape(text)}">{label}{nodes_} {link}</td>', outcome)
+
+
+def models_html(version: str, survey: dict[str, Any]) -> str:
+    """The filterable table of every model: a form, a table and a few lines of inline script."""
+    from fxsite.survey.causes import TOOL_TITLES, causes
+
+    slug = _slug(version)
+    anchors = {(c.stage, c.pattern): f"{slug}-cause-{n}" for n, c in enumerate(causes(survey["models"]), 1)}
+    tools = survey["tools"]
+    rows = []
+    for m in survey["models"]:
+        outcomes, cells = [], []
+        if m["status"] != "surveyed":
+            cells.append(f'<td colspan="{len(tools)}" class="skipped">not surveyed: {html.escape(m["reason"])}</td>')
+            outcomes = ["not-surveyed"] * len(tools)
+        else:
+            for tool in tools:
+                cell, outcome = _cell(m["tools"].get(tool), anchors)
+                cells.append(cell)
+                outcomes.append(outcome)
+        params = f"{m['params'] / 1e6:.1f} M" if m.get("params") is not None else ""
+        about = html.escape(f"input {m['input']}" + (f", {params} parameters" if params else ""))
+        rows.append(
+            f'<tr data-zoo="{html.escape(m["zoo"])}" data-outcomes="{" ".join(outcomes)}">'
+            f'<td title="{about}">{html.escape(m["model"])}</td>'
+            f'<td>{html.escape(m["zoo"])} <small>{html.escape(m["category"])}</small></td>'
+            + "".join(cells) + "</tr>")
+    tool_options = "".join(f'<option value="{i}">{html.escape(TOOL_TITLES[t])}</option>' for i, t in enumerate(tools))
+    zoo_options = "".join(f'<option>{z}</option>' for z in dict.fromkeys(m["zoo"] for m in survey["models"]))
+    header = "".join(f"<th>{h}</th>" for h in ("model", "zoo, category",
+                                               *(html.escape(TOOL_TITLES[t]) for t in tools)))
+    return f"""
+<style>{STYLE}</style>
+<div class="zoo-survey" id="{slug}-models">
+<form class="zoo-survey-filter" onsubmit="return false">
+<input type="search" placeholder="model, category or error" aria-label="filter by text">
+<select aria-label="zoo"><option value="">every zoo</option>{zoo_options}</select>
+<select aria-label="tool"><option value="">any tool</option>{tool_options}</select>
+<select aria-label="outcome"><option value="">any outcome</option><option value="matches">captured, matches eager</option>
+<option value="differs">captured, differs from eager</option><option value="fails">fails to capture</option>
+<option value="not-surveyed">not surveyed</option></select>
+<span class="zoo-survey-count"></span>
+</form>
+<div style="overflow-x:auto"><table class="table zoo-survey-table">
+<thead><tr>{header}</tr></thead>
+<tbody>
+{chr(10).join(rows)}
+</tbody></table></div>
+</div>
+<script>
+(function () {{
+  const root = document.getElementById("{slug}-models");
+  const [text, zoo, tool, outcome] = root.querySelectorAll("input, select");
+  const count = root.querySelector(".zoo-survey-count");
+  const rows = Array.from(root.querySelectorAll("tbody tr"));
+  function apply() {{
+    const words = text.value.toLowerCase().split(/\\s+/).filter(Boolean);
+    let shown = 0;
+    for (const row of rows) {{
+      const outcomes = row.dataset.outcomes.split(" ");
+      const wanted = outcome.value === "" ? true :
+        (tool.value === "" ? outcomes.includes(outcome.value) : outcomes[Number(tool.value)] === outcome.value);
+      const haystack = row.textContent.toLowerCase() + " " + Array.from(row.cells).map(c => c.title).join(" ").toLowerCase();
+      const visible = wanted && (zoo.value === "" || row.dataset.zoo === zoo.value) &&
+        words.every(w => haystack.includes(w));
+      row.hidden = !visible;
+      shown += visible;
+    }}
+    count.textContent = shown + " of " + rows.length + " models";
+  }}
+  for (const control of [text, zoo, tool, outcome]) control.addEventListener("input", apply);
+  apply();
+}})();
+</script>
+"""
+
+
+STYLE = """
+.zoo-survey-table td.ok { color: #1a7f37; }
+.zoo-survey-table td.fails { color: #cf222e; }
+.zoo-survey-table td.differs { color: #9a6700; }
+.zoo-survey-table td, .zoo-survey-table th { white-space: nowrap; font-size: 0.85em; padding: 0.2em 0.5em; }
+.zoo-survey-filter { display: flex; gap: 0.5em; flex-wrap: wrap; margin-bottom: 0.5em; }
+"""
+
+
+def setup(app) -> None:
+    app.add_directive("zoo-survey", ZooSurvey)

@@ -1,0 +1,96 @@
+"""Where survey records live, and how they merge into ``drift/torch-<version>/survey.json``.
+
+Each surveyed model writes one record (``records/<zoo>__<name>.json``) under a
+folder per torch version; each run of the CLI adds a ``run-*.json`` saying what
+it selected and how long it took. :func:`merge` turns the folder into the
+survey file: every catalogue model in catalogue order, a model without a record
+marked "not surveyed" with the reason, and ``complete`` false (the page then
+says the survey is partial) unless every model was surveyed.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from fxsite.survey.catalogue import Entry, catalogue
+from fxsite.survey.tools import ATOL, COMPARED, RTOL, TOOL_TIMEOUT, TOOLS
+
+ROOT = Path(__file__).resolve().parents[2]
+DRIFT = ROOT / "drift"
+LIBRARIES = ("torch", "torchvision", "timm", "transformers")
+
+
+def versions() -> dict[str, str]:
+    """Installed versions of the libraries the survey depends on, without local tags."""
+    found = {name: metadata.version(name).split("+")[0] for name in LIBRARIES}
+    return {**found, "python": platform.python_version()}
+
+
+def records_dir(torch_version: str | None = None) -> Path:
+    """The folder of per-model records for a torch version (under ``_build``, not committed)."""
+    return ROOT / "_build" / "survey" / f"torch-{torch_version or versions()['torch']}"
+
+
+def survey_path(torch_version: str) -> Path:
+    return DRIFT / f"torch-{torch_version}" / "survey.json"
+
+
+def record_path(folder: Path, entry: Entry) -> Path:
+    return folder / "records" / f"{entry.zoo}__{entry.name}.json"
+
+
+def write_record(folder: Path, entry: Entry, record: dict[str, Any]) -> Path:
+    path = record_path(folder, entry)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record, indent=1) + "\n")
+    return path
+
+
+def merge(folder: Path, keys: list[str] | None = None) -> dict[str, Any]:
+    """The survey document for the records in ``folder`` (of the models ``keys``, or all)."""
+    models, missing = [], 0
+    entries = catalogue()
+    for entry in (entries[k] for k in keys) if keys is not None else entries.values():
+        path = record_path(folder, entry)
+        if path.exists():
+            models.append(json.loads(path.read_text()))
+            continue
+        missing += 1
+        models.append({"zoo": entry.zoo, "category": entry.category, "model": entry.name, "input": entry.shape,
+                       "status": "not surveyed", "tools": {},
+                       "reason": entry.skip or "no record: not run yet, or the model timed out or crashed its worker"})
+    runs = [json.loads(p.read_text()) for p in sorted(folder.glob("run-*.json"))]
+    document: dict[str, Any] = {
+        "versions": versions(),
+        "complete": missing == 0,
+        "missing": missing,
+        "runs": runs,
+        "tools": list(TOOLS),
+        "tolerance": {"rtol": RTOL, "atol": ATOL, "atol_scaled_by": "largest eager magnitude"},
+        "tool_timeout_seconds": TOOL_TIMEOUT,
+        "models": models,
+    }
+    return document
+
+
+def load(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text())
+
+
+def committed() -> dict[str, dict[str, Any]]:
+    """Every committed survey by torch version, oldest first."""
+    found = {}
+    for path in sorted(DRIFT.glob("torch-*/survey.json")):
+        found[path.parent.name.removeprefix("torch-")] = load(path)
+    return dict(sorted(found.items(), key=lambda kv: tuple(int(p) for p in kv[0].split(".") if p.isdigit())))
+
+
+def compared(record: dict[str, Any]) -> dict[str, Any]:
+    """The part of a model's record that a re-run must reproduce (no timings)."""
+    tools = {tool: (None if result is None else {k: result.get(k) for k in COMPARED})
+             for tool, result in record.get("tools", {}).items()}
+    return {"status": record["status"], "reason": record.get("reason", ""), "tools": tools}

@@ -1,0 +1,67 @@
+"""The survey page's tables: counts per zoo and tool, causes grouped and linked, every model listed."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from fxsite.sphinx.survey import models_html
+from fxsite.survey.causes import LINKS, causes, page_of, summary
+from fxsite.survey.data import ROOT
+
+CONTROL_FLOW = "symbolically traced variables cannot be used as inputs to control flow"
+
+
+def _result(captured=True, error_type="", error="", nodes=10, matches=True, mismatch=""):
+    return {"captured": captured, "error_type": error_type, "error": error, "nodes": nodes if captured else None,
+            "matches": matches if captured else None, "mismatch": mismatch, "seconds": 0.1}
+
+
+@pytest.fixture
+def survey() -> dict:
+    ok, flow = _result(), _result(False, "TraceError", CONTROL_FLOW)
+    models = [
+        {"zoo": "torchvision", "category": "classification", "model": "a", "input": "1x3", "status": "surveyed",
+         "reason": "", "params": 10, "tools": {"symbolic_trace": ok, "hf_symbolic_trace": None, "export": ok}},
+        {"zoo": "torchvision", "category": "detection", "model": "b", "input": "1x3", "status": "surveyed",
+         "reason": "", "params": 10, "tools": {"symbolic_trace": flow, "hf_symbolic_trace": None,
+                                               "export": _result(matches=False, mismatch="values differ")}},
+        {"zoo": "timm", "category": "vit", "model": "c", "input": "1x3", "status": "surveyed", "reason": "",
+         "params": 10, "tools": {"symbolic_trace": flow, "hf_symbolic_trace": None, "export": ok}},
+        {"zoo": "transformers", "category": "encoder", "model": "d", "input": "ids", "status": "not surveyed",
+         "reason": "no record", "tools": {}},
+    ]
+    return {"tools": ["symbolic_trace", "hf_symbolic_trace", "export"], "models": models}
+
+
+def test_summary_counts_captures_and_matches_per_zoo_and_in_total(survey) -> None:
+    rows = {row["zoo"]: row for row in summary(survey["models"])}
+    assert rows["torchvision"]["tools"]["symbolic_trace"] == {"applies": 2, "captured": 1, "matches": 1}
+    assert rows["torchvision"]["tools"]["export"] == {"applies": 2, "captured": 2, "matches": 1}
+    assert rows["torchvision"]["tools"]["hf_symbolic_trace"] is None
+    assert (rows["transformers"]["models"], rows["transformers"]["surveyed"]) == (1, 0)
+    assert rows["total"]["tools"]["symbolic_trace"]["captured"] == 1
+
+
+def test_failures_group_by_cause_across_zoos_and_link_to_the_guide(survey) -> None:
+    found = causes(survey["models"])
+    first = found[0]
+    assert (first.stage, first.count, first.link) == ("capture", 2, "error-control-flow")
+    assert first.models["symbolic_trace"] == ["torchvision/b", "timm/c"]
+    assert [(c.stage, c.pattern) for c in found[1:]] == [("second input", "values differ")]
+
+
+def test_every_link_target_exists_in_the_guide() -> None:
+    for _, target in LINKS:
+        page = ROOT / page_of(target)
+        assert target.startswith("doc:") and page.exists() or f"({target})=" in page.read_text(), (
+            f"{target} is not a label of {page_of(target)}")
+
+
+def test_the_table_lists_every_model_and_links_failures_to_their_cause(survey) -> None:
+    page = models_html("2.14.1", survey)
+    assert page.count("<tr data-zoo=") == 4
+    assert "not surveyed: no record" in page
+    assert page.count('href="#survey-2-14-1-cause-1"') == 2
+    assert not re.search(r"<script[^>]+src=|<link[^>]+href=", page), "the table must not load anything"

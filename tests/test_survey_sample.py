@@ -1,0 +1,66 @@
+"""A fixed sample of the model-zoo survey re-runs and must reproduce the committed results.
+
+The sample (``fxsite.survey.catalogue.SAMPLE``) spans the three zoos and the
+outcomes (captured, failed, captured but different from eager). Each model is
+surveyed again here and compared, tool by tool, with
+``drift/torch-<version>/survey.json`` for the installed torch (the reference
+torch's file when this torch has none yet): whether it captured, the error,
+the node count and the comparison with eager. Timings are not compared.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fxsite.survey.catalogue import SAMPLE, ZOOS, catalogue
+from fxsite.survey.data import compared, load, survey_path, versions
+from fxsite.survey.tools import survey_model
+
+REFERENCE_TORCH = "2.14.1"
+
+
+@pytest.fixture(scope="module")
+def committed_survey() -> tuple[str, dict]:
+    torch_version = versions()["torch"]
+    path = survey_path(torch_version)
+    if not path.exists():
+        path = survey_path(REFERENCE_TORCH)
+    return str(path.relative_to(path.parents[2])), {m["zoo"] + "/" + m["model"]: m for m in load(path)["models"]}
+
+
+def diff(committed: dict, now: dict) -> list[str]:
+    """Readable differences between two compared records, one line per changed field.
+
+    >>> diff({"status": "surveyed", "reason": "", "tools": {"export": {"nodes": 3}}},
+    ...      {"status": "surveyed", "reason": "", "tools": {"export": {"nodes": 4}}})
+    ['export.nodes: committed 3, now 4']
+    """
+    lines = [f"{field}: committed {committed[field]!r}, now {now[field]!r}"
+             for field in ("status", "reason") if committed[field] != now[field]]
+    for tool in sorted(set(committed["tools"]) | set(now["tools"])):
+        old, new = committed["tools"].get(tool), now["tools"].get(tool)
+        if old is None or new is None:
+            if old != new:
+                lines.append(f"{tool}: committed {json.dumps(old)}, now {json.dumps(new)}")
+            continue
+        lines += [f"{tool}.{key}: committed {old.get(key)!r}, now {new.get(key)!r}"
+                  for key in sorted(set(old) | set(new)) if old.get(key) != new.get(key)]
+    return lines
+
+
+def test_the_sample_spans_every_zoo_and_is_small() -> None:
+    assert {key.split("/")[0] for key in SAMPLE} == set(ZOOS)
+    assert 8 <= len(SAMPLE) <= 12
+    assert set(SAMPLE) <= set(catalogue())
+
+
+@pytest.mark.parametrize("model_key", SAMPLE)
+def test_a_sample_model_gives_the_committed_survey_result(model_key: str, committed_survey) -> None:
+    source, models = committed_survey
+    assert model_key in models, f"{model_key} is not in {source}: run `python -m fxsite.survey` and commit it"
+    now = compared(survey_model(catalogue()[model_key]))
+    changes = diff(compared(models[model_key]), now)
+    assert not changes, (f"{model_key} surveys differently from {source}:\n  " + "\n  ".join(changes)
+                         + "\nIf torch changed on purpose, re-run `make survey` and commit the new survey.json.")
