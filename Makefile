@@ -21,6 +21,7 @@ help:
 	@echo "make serve            serve $(BUILDDIR)/html on http://127.0.0.1:$(PORT)"
 	@echo "make update-expected  re-record every expected output from the installed torch"
 	@echo "make drift TORCH=X    run all checks against torch X in a side environment; writes drift/torch-X/"
+	@echo "                       (SURVEY=1 also runs the whole model-zoo survey there)"
 	@echo "make survey           trace every torchvision, timm and transformers model (SURVEY_ARGS='-n 4', '--sample');"
 	@echo "                       writes drift/torch-<version>/survey.json"
 	@echo "make bench            measure build and test times (writes fxsite/bench/results.md)"
@@ -52,7 +53,7 @@ update-expected: $(STAMP)
 
 drift: $(STAMP)
 	@test -n "$(TORCH)" || { echo "usage: make drift TORCH=2.14.1"; exit 2; }
-	$(PY) -m fxsite.drift.side_env $(TORCH)
+	$(PY) -m fxsite.drift.side_env $(TORCH) $(if $(SURVEY),--survey)
 
 bench: $(STAMP)
 	$(PY) -m fxsite.bench $(BENCH_ARGS)

@@ -549,9 +549,25 @@ def newest_torch() -> str:
 EXIT_SAME, EXIT_DRIFT, EXIT_COULD_NOT_RUN = 0, 1, 2
 
 
+def run_survey(torch_version: str, root: Path = ROOT) -> int:
+    """Run the whole model-zoo survey (:mod:`fxsite.survey`) on ``torch_version``; return its exit status.
+
+    It writes ``drift/torch-<version>/survey.json`` beside the drift report. The
+    reference torch runs it in this environment, another torch in its side environment.
+    """
+    python = sys.executable if torch_version == REFERENCE_TORCH else str(ensure_venv(torch_version, root))
+    print(f"model-zoo survey on torch {torch_version} (takes hours on 2 cores; see `make survey`) ...", flush=True)
+    return subprocess.run([python, "-m", "fxsite.survey"], cwd=root, check=False).returncode
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Exit 0: report written, no drift; 1: report written, drift found; 2: could not run, nothing written."""
+    """Exit 0: report written, no drift; 1: report written, drift found; 2: could not run, nothing written.
+
+    ``--survey`` after the version also runs the model-zoo survey once the report is written.
+    """
     args = sys.argv[1:] if argv is None else argv
+    survey = "--survey" in args[1:]
+    args = [a for a in args if a != "--survey"] if survey else args
     if args == ["--newest"]:
         try:
             print(newest_torch())
@@ -560,7 +576,7 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_COULD_NOT_RUN
         return EXIT_SAME
     if len(args) != 1:
-        print("usage: python -m fxsite.drift.side_env TORCH_VERSION   (e.g. 2.14.1)\n"
+        print("usage: python -m fxsite.drift.side_env TORCH_VERSION [--survey]  (e.g. 2.14.1)\n"
               "       python -m fxsite.drift.side_env --newest  (print the newest torch pip would install)\n"
               "exit status: 0 no drift, 1 drift found (both write the report), 2 could not run (nothing written)",
               file=sys.stderr)
@@ -579,6 +595,10 @@ def main(argv: list[str] | None = None) -> int:
     print("tests: " + ", ".join(f"{n} {s}" for s, n in data["tests"]["summary"].items()))
     for lib, why in data.get("unavailable", {}).items():
         print(f"not installed: {lib}, {why}")
+    if survey and run_survey(args[0]) != 0:
+        print(f"make drift: the model-zoo survey could not finish on torch {args[0]} (the drift report is written)",
+              file=sys.stderr)
+        return EXIT_COULD_NOT_RUN
     if found_drift(data):
         print(f"make drift: the check ran and found drift on torch {args[0]} (exit {EXIT_DRIFT}); "
               f"see {report_dir.relative_to(ROOT)}/report.md")
