@@ -121,6 +121,12 @@ class ZooSurvey(SphinxDirective):
             warning += _paragraph(f"Partial survey: {survey['missing']} of {len(survey['models'])} models have "
                                   f"no record yet; they are listed as not surveyed in the table of every model.")
             out.append(warning)
+        if survey.get("stale"):
+            warning = nodes.warning()
+            warning += _paragraph(f"{survey['stale']} of the surveyed models were recorded with an earlier version "
+                                  f"of fxguide's tools than the one this site documents, so their concrete_trace "
+                                  f"results may differ today; `make survey` records them again.")
+            out.append(warning)
         rows = []
         for row in summary(survey["models"]):
             cells: list[nodes.Node | str] = [row["zoo"], f"{row['surveyed']} of {row['models']}"]

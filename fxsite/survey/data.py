@@ -10,6 +10,7 @@ says the survey is partial) unless every model was surveyed.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import platform
 from importlib import metadata
@@ -43,10 +44,18 @@ def record_path(folder: Path, entry: Entry) -> Path:
     return folder / "records" / f"{entry.zoo}__{entry.name}.json"
 
 
+def fxguide_key() -> str:
+    """A short hash of fxguide's sources: which version of its tools (the concrete tracer) made a record."""
+    digest = hashlib.sha256()
+    for path in sorted((ROOT / "fxguide").rglob("*.py")):
+        digest.update(str(path.relative_to(ROOT)).encode() + path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
 def write_record(folder: Path, entry: Entry, record: dict[str, Any]) -> Path:
     path = record_path(folder, entry)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record, indent=1) + "\n")
+    path.write_text(json.dumps({**record, "fxguide": fxguide_key()}, indent=1) + "\n")
     return path
 
 
@@ -64,10 +73,14 @@ def merge(folder: Path, keys: list[str] | None = None) -> dict[str, Any]:
                        "status": "not surveyed", "tools": {},
                        "reason": entry.skip or "no record: not run yet, or the model timed out or crashed its worker"})
     runs = [json.loads(p.read_text()) for p in sorted(folder.glob("run-*.json"))]
+    current = fxguide_key()
     document: dict[str, Any] = {
         "versions": versions(),
         "complete": missing == 0,
         "missing": missing,
+        # Records made by another version of fxguide's tools (or before records said which).
+        "fxguide": current,
+        "stale": sum(m["status"] == "surveyed" and m.get("fxguide") != current for m in models),
         "runs": runs,
         "tools": list(TOOLS),
         "tolerance": {"rtol": RTOL, "atol": ATOL, "atol_scaled_by": "largest eager magnitude"},
