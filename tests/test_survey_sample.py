@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import torch
 
 from fxsite.survey.catalogue import SAMPLE, ZOOS, catalogue
 from fxsite.survey.data import compared, load, survey_path, versions
@@ -64,3 +65,14 @@ def test_a_sample_model_gives_the_committed_survey_result(model_key: str, commit
     changes = diff(compared(models[model_key]), now)
     assert not changes, (f"{model_key} surveys differently from {source}:\n  " + "\n  ".join(changes)
                          + "\nIf torch changed on purpose, re-run `make survey` and commit the new survey.json.")
+
+
+def test_a_failed_hugging_face_trace_leaves_torch_unpatched():
+    """transformers' tracer restores the torch functions it patches only when its trace succeeds."""
+    from fxguide.models.real import gpt2
+    from fxsite.survey.tools import _hf_symbolic_trace
+
+    before = {name: getattr(torch, name) for name in ("arange", "clamp", "ones", "zeros", "full")}
+    with pytest.raises(Exception, match="vmap|Proxy"):  # GPT-2's causal mask: vmap refuses the proxies
+        _hf_symbolic_trace(gpt2(), (), {"input_ids": torch.zeros(2, 8, dtype=torch.long)})
+    assert {name: getattr(torch, name) for name in before} == before

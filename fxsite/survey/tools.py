@@ -27,6 +27,7 @@ import inspect
 import math
 import re
 import signal
+import sys
 import threading
 import time
 import warnings
@@ -188,9 +189,35 @@ def _symbolic_trace(model, args, kwargs):
     return gm, len(gm.graph.nodes)
 
 
+@contextlib.contextmanager
+def _undoing_hf_patches() -> Iterator[None]:
+    """Put back what Hugging Face's tracer patches, even when its trace raises.
+
+    transformers 4.57's ``HFTracer.patch_for_tracing`` replaces ``torch.arange``,
+    ``torch.clamp`` and other torch functions (and some of its own classes) and
+    restores them only when tracing succeeds: after a failed trace every later
+    model in the process would run on the patched torch.
+    """
+    from transformers.utils.fx import HFTracer
+
+    torch_before = {name: getattr(torch, name) for name in HFTracer._TORCH_METHODS_TO_PATCH}
+    classes = set(HFTracer._CLASSES_TO_PATCH)
+    modules_before = [(module, name, value) for mod_name, module in list(sys.modules.items())
+                      if mod_name.startswith("transformers") and module is not None
+                      for name, value in list(vars(module).items()) if isinstance(value, type) and value in classes]
+    try:
+        yield
+    finally:
+        for name, value in torch_before.items():
+            setattr(torch, name, value)
+        for module, name, value in modules_before:
+            setattr(module, name, value)
+
+
 def _hf_symbolic_trace(model, args, kwargs):
     from transformers.utils.fx import symbolic_trace
-    gm = symbolic_trace(model, input_names=list(kwargs))
+    with _undoing_hf_patches():
+        gm = symbolic_trace(model, input_names=list(kwargs))
     return gm, len(gm.graph.nodes)
 
 
