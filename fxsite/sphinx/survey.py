@@ -124,8 +124,9 @@ class ZooSurvey(SphinxDirective):
         if survey.get("stale"):
             warning = nodes.warning()
             warning += _paragraph(f"{survey['stale']} of the surveyed models were recorded with an earlier version "
-                                  f"of fxguide's tools than the one this site documents, so their concrete_trace "
-                                  f"results may differ today; `make survey` records them again.")
+                                  f"of fxguide's tools or of the survey than this site's, so their results may "
+                                  f"differ today (the concrete tracer changed since); `make survey` records them "
+                                  f"again.")
             out.append(warning)
         rows = []
         for row in summary(survey["models"]):

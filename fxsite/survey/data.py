@@ -45,9 +45,9 @@ def record_path(folder: Path, entry: Entry) -> Path:
 
 
 def fxguide_key() -> str:
-    """A short hash of fxguide's sources: which version of its tools (the concrete tracer) made a record."""
+    """A short hash of fxguide's and the survey's sources: which version of the tools made a record."""
     digest = hashlib.sha256()
-    for path in sorted((ROOT / "fxguide").rglob("*.py")):
+    for path in sorted([*(ROOT / "fxguide").rglob("*.py"), *(ROOT / "fxsite" / "survey").rglob("*.py")]):
         digest.update(str(path.relative_to(ROOT)).encode() + path.read_bytes())
     return digest.hexdigest()[:12]
 
