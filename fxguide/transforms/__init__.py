@@ -8,6 +8,8 @@ a ``GraphModule``) goes in, the input is left untouched, and a fresh
 from __future__ import annotations
 
 import copy
+import inspect
+from collections.abc import Callable
 
 import torch.fx as fx
 from torch import nn
@@ -36,3 +38,31 @@ def to_graph_module(module: nn.Module, caller: str = "to_graph_module") -> fx.Gr
     if isinstance(module, fx.GraphModule):
         return copy.deepcopy(module)
     return fx.symbolic_trace(module)
+
+
+def bind_error(fn: Callable, node: fx.Node) -> tuple[inspect.Signature, TypeError] | None:
+    """Why ``fn`` cannot take the arguments ``node`` passes to its target, or None if it can.
+
+    Replacements and decomposition rules take the same arguments as the call they
+    stand in for; checking that at transform time turns a wrong arity into an
+    error that names the node, instead of a failure when the result is called.
+    A callable without a readable signature (some builtins) is trusted.
+
+    >>> import torch
+    >>> gm = torch.fx.symbolic_trace(lambda x: torch.add(x, 1))
+    >>> add = next(n for n in gm.graph.nodes if n.op == "call_function")
+    >>> bind_error(lambda a, b: a * b, add) is None
+    True
+    >>> signature, error = bind_error(lambda a: a, add)
+    >>> str(signature), str(error)
+    ('(a)', 'too many positional arguments')
+    """
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    try:
+        signature.bind(*node.args, **node.kwargs)
+    except TypeError as error:
+        return signature, error
+    return None

@@ -10,7 +10,6 @@ performs on the Proxies is recorded into the new graph.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Mapping
 
 import torch
@@ -19,7 +18,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.fx.proxy import GraphAppendingTracer
 
-from fxguide.transforms import to_graph_module
+from fxguide.transforms import bind_error, to_graph_module
 
 
 def relu_rule(x, inplace: bool = False):
@@ -57,13 +56,8 @@ def _inplace(node: fx.Node) -> bool:
 
 
 def _check_rule(rule: Callable, node: fx.Node) -> None:
-    try:
-        signature = inspect.signature(rule)
-    except (TypeError, ValueError):
-        return  # a builtin without a readable signature: trust it
-    try:
-        signature.bind(*node.args, **node.kwargs)
-    except TypeError as error:
+    if mismatch := bind_error(rule, node):
+        signature, error = mismatch
         raise TypeError(f"decompose: the rule {_name(rule)}{signature} for {_name(node.target)} cannot take the "
                         f"arguments of node {node.name!r} ({error}); a rule takes the same arguments as the "
                         f"function it replaces") from None

@@ -12,14 +12,13 @@ All three promise the same numbers as the module with ``old`` replaced by ``new`
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import torch.fx as fx
 from torch import nn
 
-from fxguide.transforms import to_graph_module
+from fxguide.transforms import bind_error, to_graph_module
 
 
 def _name(f: Any) -> str:
@@ -53,13 +52,8 @@ def _check_calls(gm: fx.GraphModule, mapping: Mapping[Callable, Callable], calle
             )
     for node in hits:
         new = mapping[node.target]
-        try:
-            signature = inspect.signature(new)
-        except (TypeError, ValueError):
-            continue  # a builtin without a readable signature: trust it
-        try:
-            signature.bind(*node.args, **node.kwargs)
-        except TypeError as error:
+        if mismatch := bind_error(new, node):
+            signature, error = mismatch
             raise TypeError(f"{caller}: {_name(new)}{signature} cannot take the arguments node {node.name!r} "
                             f"passes to {_name(node.target)} ({error}); give a replacement with a matching "
                             f"signature") from None
