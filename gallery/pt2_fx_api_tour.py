@@ -149,7 +149,7 @@ a = next(iter(symbolic.graph.nodes))
 rows, cols = a.meta["val"].shape
 print(rows, cols, type(rows).__name__)
 with symbolic.graph.inserting_before(symbolic.graph.output_node()):
-    made = symbolic.graph.materialize_symints([rows * cols, 7])
+    made = symbolic.graph.materialize_symints([rows, 7])  # a product (rows * cols) prints its factors in no fixed order
     single = symbolic.graph.materialize_symint(cols)
 print([m.format_node() if isinstance(m, fx.Node) else m for m in made], single.format_node())
 

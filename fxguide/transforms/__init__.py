@@ -40,7 +40,7 @@ def to_graph_module(module: nn.Module, caller: str = "to_graph_module") -> fx.Gr
     return fx.symbolic_trace(module)
 
 
-def bind_error(fn: Callable, node: fx.Node) -> tuple[inspect.Signature, TypeError] | None:
+def _bind_error(fn: Callable, node: fx.Node) -> tuple[inspect.Signature, TypeError] | None:
     """Why ``fn`` cannot take the arguments ``node`` passes to its target, or None if it can.
 
     Replacements and decomposition rules take the same arguments as the call they
@@ -51,9 +51,9 @@ def bind_error(fn: Callable, node: fx.Node) -> tuple[inspect.Signature, TypeErro
     >>> import torch
     >>> gm = torch.fx.symbolic_trace(lambda x: torch.add(x, 1))
     >>> add = next(n for n in gm.graph.nodes if n.op == "call_function")
-    >>> bind_error(lambda a, b: a * b, add) is None
+    >>> _bind_error(lambda a, b: a * b, add) is None
     True
-    >>> signature, error = bind_error(lambda a: a, add)
+    >>> signature, error = _bind_error(lambda a: a, add)
     >>> str(signature), str(error)
     ('(a)', 'too many positional arguments')
     """

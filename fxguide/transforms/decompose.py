@@ -18,7 +18,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.fx.proxy import GraphAppendingTracer
 
-from fxguide.transforms import bind_error, to_graph_module
+from fxguide.transforms import _bind_error, to_graph_module
 
 
 def relu_rule(x, inplace: bool = False):
@@ -56,7 +56,7 @@ def _inplace(node: fx.Node) -> bool:
 
 
 def _check_rule(rule: Callable, node: fx.Node) -> None:
-    if mismatch := bind_error(rule, node):
+    if mismatch := _bind_error(rule, node):
         signature, error = mismatch
         raise TypeError(f"decompose: the rule {_name(rule)}{signature} for {_name(node.target)} cannot take the "
                         f"arguments of node {node.name!r} ({error}); a rule takes the same arguments as the "

@@ -18,7 +18,7 @@ from typing import Any
 import torch.fx as fx
 from torch import nn
 
-from fxguide.transforms import bind_error, to_graph_module
+from fxguide.transforms import _bind_error, to_graph_module
 
 
 def _name(f: Any) -> str:
@@ -52,7 +52,7 @@ def _check_calls(gm: fx.GraphModule, mapping: Mapping[Callable, Callable], calle
             )
     for node in hits:
         new = mapping[node.target]
-        if mismatch := bind_error(new, node):
+        if mismatch := _bind_error(new, node):
             signature, error = mismatch
             raise TypeError(f"{caller}: {_name(new)}{signature} cannot take the arguments node {node.name!r} "
                             f"passes to {_name(node.target)} ({error}); give a replacement with a matching "
