@@ -35,14 +35,16 @@ $(STAMP): constraints.txt pyproject.toml
 	@$(PY) -c "import torch, sys; v = torch.__version__.split('+')[0]; sys.exit(0 if v == '$(REFERENCE_TORCH)' else 'reference venv has torch ' + v + ', expected $(REFERENCE_TORCH): rm -rf $(VENV) and retry')"
 	@touch $(STAMP)
 
+# Sphinx runs unless nothing it reads changed since its last good build here (fxsite/sphinx/uptodate.py).
 docs: $(STAMP) tools
-	$(PY) -m sphinx -b html -c . -W --keep-going $(SPHINXOPTS) docs $(BUILDDIR)/html
+	@$(PY) -m fxsite.sphinx.uptodate $(BUILDDIR)/html/.make-docs-stamp -- \
+	    $(PY) -m sphinx -b html -c . -W --keep-going $(SPHINXOPTS) docs $(BUILDDIR)/html
 
 tools:
 	@bash .ci/ensure-tools
 
 test: $(STAMP) tools
-	$(PY) -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 serve:
 	@test -f $(BUILDDIR)/html/index.html || { echo "no site yet: run 'make docs' first"; exit 1; }

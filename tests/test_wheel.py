@@ -23,7 +23,8 @@ import pytest
 
 from fxsite import ROOT
 
-pytestmark = pytest.mark.slow
+# One worker builds the wheel and its environment once (make test runs --dist loadgroup).
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("wheel")]
 
 GALLERY = sorted((ROOT / "gallery").glob("*.py"))
 
@@ -100,8 +101,44 @@ def test_the_doctests_pass_against_the_installed_package(installed):
     assert " passed" in done.stdout and "failed" not in done.stdout
 
 
-@pytest.mark.parametrize("script", GALLERY, ids=lambda p: p.name)
-def test_every_gallery_script_runs_from_an_empty_folder(installed, script):
+# Runs every gallery script as `python <script>` would, from the empty folder: each in a fresh
+# process (a fork of this driver, which imported torch once, so 17 scripts pay for one torch
+# import), `__name__ == "__main__"`, and the script's own folder first on sys.path.
+DRIVER = """
+import os, runpy, sys, traceback
+import torch
+logs = sys.argv[1]
+for script in sys.argv[2:]:
+    sys.stdout.flush(); sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        fd = os.open(os.path.join(logs, os.path.basename(script) + ".log"), os.O_WRONLY | os.O_CREAT)
+        os.dup2(fd, 1); os.dup2(fd, 2)
+        sys.argv, sys.path[0], code = [script], os.path.dirname(script), 0
+        try:
+            runpy.run_path(script, run_name="__main__")
+        except SystemExit as stop:
+            code = stop.code if isinstance(stop.code, int) else 0 if stop.code is None else 1
+        except BaseException:
+            traceback.print_exc(); code = 1
+        sys.stdout.flush(); sys.stderr.flush()
+        os._exit(code)
+    print(os.path.basename(script), os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def gallery_runs(installed, tmp_path_factory) -> dict[str, tuple[int, str]]:
+    """{script name: (exit status, what it printed)} for every gallery script, run from the empty folder."""
     python, empty = installed
-    _run([str(python), str(script)], cwd=empty, env={"MPLBACKEND": "Agg", "PATH": "/usr/bin:/bin",
-                                                      "HF_HUB_OFFLINE": "1", "HOME": str(empty)})
+    logs = tmp_path_factory.mktemp("gallery-logs")
+    done = _run([str(python), "-c", DRIVER, str(logs), *map(str, GALLERY)], cwd=empty,
+                env={"MPLBACKEND": "Agg", "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1", "HOME": str(empty)})
+    statuses = dict(line.split() for line in done.stdout.splitlines())
+    return {name: (int(code), (logs / f"{name}.log").read_text()) for name, code in statuses.items()}
+
+
+@pytest.mark.parametrize("script", GALLERY, ids=lambda p: p.name)
+def test_every_gallery_script_runs_from_an_empty_folder(gallery_runs, script):
+    status, printed = gallery_runs[script.name]
+    assert status == 0, f"python {script} from an empty folder failed (exit {status}):\n{printed[-6000:]}"

@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-n", "--workers", default="auto", help="pytest-xdist workers (default: auto)")
     parser.add_argument("--out", type=Path, help="the merged JSON (default: drift/torch-<version>/survey.json; "
                                                  "with --sample, _build/survey/sample.json)")
-    parser.add_argument("--resume", action="store_true", help="skip the models that already have a record")
+    parser.add_argument("--resume", action="store_true", help="skip the models that already have a record made by the current survey code")
     parser.add_argument("--merge-only", action="store_true", help="do not run anything: merge the records")
     options = parser.parse_args(argv)
 

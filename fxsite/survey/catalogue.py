@@ -78,7 +78,8 @@ def _describe(batch_shape: tuple[int, ...]) -> str:
 # Classification models run at 64x64 unless their architecture fixes the size.
 _TV_SIZE = {"inception_v3": 299, "maxvit_t": 224, "quantized_inception_v3": 299}
 _TV_SIZE.update({f"vit_{v}": 224 for v in ("b_16", "b_32", "l_16", "l_32", "h_14")})
-_VIDEO = {"mvit_v1_b": (16, 224), "mvit_v2_s": (16, 224), "s3d": (8, 64)}  # (frames, size)
+# (frames, size); S3D ends in a fixed 2x7x7 average pool, so it needs 16 frames of 224x224.
+_VIDEO = {"mvit_v1_b": (16, 224), "mvit_v2_s": (16, 224), "s3d": (16, 224)}
 # Detection models resize every image to min_size..max_size; 800 by default is slow on CPU.
 _DETECTION_SIZE = {"ssd300_vgg16": 300, "ssdlite320_mobilenet_v3_large": 320}
 

@@ -10,6 +10,7 @@ says the survey is partial) unless every model was surveyed.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import platform
@@ -44,12 +45,44 @@ def record_path(folder: Path, entry: Entry) -> Path:
     return folder / "records" / f"{entry.zoo}__{entry.name}.json"
 
 
+def survey_sources() -> list[Path]:
+    """The source files whose code decides a record: the survey's runner and every module it imports.
+
+    Starting from ``tools.py`` and ``catalogue.py``, follow every ``fxguide`` and
+    ``fxsite.survey`` import (also those inside functions), with the ``__init__.py``
+    of each package on the way. Merging, rendering and the rest of fxguide are left
+    out, so editing a page's helper does not mark the whole survey stale.
+    """
+    todo = [ROOT / "fxsite" / "survey" / "tools.py", ROOT / "fxsite" / "survey" / "catalogue.py"]
+    seen: set[Path] = set()
+    while todo:
+        path = todo.pop()
+        if path in seen or not path.is_file():
+            continue
+        seen.add(path)
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else []
+            for name in names:
+                parts = name.split(".")
+                if parts[0] == "fxguide" or parts[:2] == ["fxsite", "survey"]:
+                    for depth in range(1, len(parts) + 1):
+                        base = ROOT.joinpath(*parts[:depth])
+                        todo += [base / "__init__.py", base.with_suffix(".py")]
+    return sorted(seen)
+
+
 def fxguide_key() -> str:
-    """A short hash of fxguide's and the survey's sources: which version of the tools made a record."""
+    """A short hash of :func:`survey_sources`: which version of the tools made a record."""
     digest = hashlib.sha256()
-    for path in sorted([*(ROOT / "fxguide").rglob("*.py"), *(ROOT / "fxsite" / "survey").rglob("*.py")]):
+    for path in survey_sources():
         digest.update(str(path.relative_to(ROOT)).encode() + path.read_bytes())
     return digest.hexdigest()[:12]
+
+
+def is_current(path: Path) -> bool:
+    """Whether ``path`` holds a record made by today's survey code (see :func:`fxguide_key`)."""
+    return path.is_file() and json.loads(path.read_text()).get("fxguide") == fxguide_key()
 
 
 def write_record(folder: Path, entry: Entry, record: dict[str, Any]) -> Path:

@@ -14,7 +14,7 @@ from pathlib import Path
 import torch
 
 from fxsite.survey.catalogue import SAMPLE, ZOOS, catalogue, run_order
-from fxsite.survey.data import record_path, records_dir, write_record
+from fxsite.survey.data import is_current, record_path, records_dir, write_record
 from fxsite.survey.tools import survey_model
 
 
@@ -41,7 +41,7 @@ def pytest_generate_tests(metafunc) -> None:
     if "model_key" in metafunc.fixturenames:
         keys = selected(os.environ.get("FXSURVEY_SELECT", "all"))
         if os.environ.get("FXSURVEY_RESUME") == "1":
-            keys = [k for k in keys if not record_path(_folder(), catalogue()[k]).exists()]
+            keys = [k for k in keys if not is_current(record_path(_folder(), catalogue()[k]))]
         keys = run_order(keys)
         metafunc.parametrize("model_key", keys, ids=keys)
 
