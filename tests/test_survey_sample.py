@@ -15,11 +15,11 @@ import json
 import pytest
 import torch
 
+from fxsite.drift.report import REFERENCE_TORCH
+from fxsite.survey import data
 from fxsite.survey.catalogue import SAMPLE, ZOOS, catalogue
 from fxsite.survey.data import compared, load, survey_path, versions
 from fxsite.survey.tools import survey_model
-
-REFERENCE_TORCH = "2.14.1"
 
 
 @pytest.fixture(scope="module")
@@ -76,3 +76,18 @@ def test_a_failed_hugging_face_trace_leaves_torch_unpatched():
     with pytest.raises(Exception, match="vmap|Proxy"):  # GPT-2's causal mask: vmap refuses the proxies
         _hf_symbolic_trace(gpt2(), (), {"input_ids": torch.zeros(2, 8, dtype=torch.long)})
     assert {name: getattr(torch, name) for name in before} == before
+
+
+def test_records_are_keyed_on_the_code_that_surveys_and_nothing_else() -> None:
+    sources = {p.relative_to(data.ROOT).as_posix() for p in data.survey_sources()}
+    assert {"fxsite/survey/tools.py", "fxsite/survey/catalogue.py", "fxguide/tracing/concrete.py"} <= sources
+    # merging and rendering records, and fxguide's teaching modules, do not change what a model gives
+    assert not sources & {"fxsite/survey/data.py", "fxsite/survey/causes.py", "fxguide/display/__init__.py"}
+
+
+def test_resume_reruns_a_record_made_by_other_survey_code(tmp_path) -> None:
+    current, other, missing = tmp_path / "current.json", tmp_path / "other.json", tmp_path / "missing.json"
+    current.write_text(json.dumps({"model": "m", "fxguide": data.fxguide_key()}))
+    other.write_text(json.dumps({"model": "m", "fxguide": "0123456789ab"}))
+    assert data.is_current(current)
+    assert not data.is_current(other) and not data.is_current(missing)
