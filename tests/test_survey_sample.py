@@ -1,6 +1,6 @@
 """A fixed sample of the model-zoo survey re-runs and must reproduce the committed results.
 
-The sample (``fxsite.survey.catalogue.SAMPLE``) spans the three zoos and the
+The sample (``fxsite.survey.plan.SAMPLE``) spans the three zoos and the
 outcomes (captured, failed, captured but different from eager). Each model is
 surveyed again here and compared, tool by tool, with
 ``drift/torch-<version>/survey.json`` for the installed torch (the reference
@@ -17,7 +17,8 @@ import torch
 
 from fxsite.drift.report import REFERENCE_TORCH
 from fxsite.survey import data
-from fxsite.survey.catalogue import SAMPLE, ZOOS, catalogue
+from fxsite.survey.catalogue import ZOOS, catalogue
+from fxsite.survey.plan import SAMPLE
 from fxsite.survey.data import compared, load, survey_path, versions
 from fxsite.survey.tools import survey_model
 
@@ -91,3 +92,33 @@ def test_resume_reruns_a_record_made_by_other_survey_code(tmp_path) -> None:
     other.write_text(json.dumps({"model": "m", "fxguide": "0123456789ab"}))
     assert data.is_current(current)
     assert not data.is_current(other) and not data.is_current(missing)
+
+
+@pytest.fixture
+def without_torchvision(monkeypatch):
+    """The catalogue as a torch without a torchvision build sees it (a drift target, for example)."""
+    from fxsite.survey import catalogue as catalogue_module
+
+    real = catalogue_module.importlib.import_module
+
+    def import_module(name, *args):
+        if name.split(".")[0] in {"torchvision", "timm"}:
+            raise ModuleNotFoundError(f"No module named {name.split('.')[0]!r}")
+        return real(name, *args)
+
+    for cached in (catalogue_module.catalogue, catalogue_module.unavailable_zoos):
+        cached.cache_clear()
+    monkeypatch.setattr(catalogue_module.importlib, "import_module", import_module)
+    yield
+    for cached in (catalogue_module.catalogue, catalogue_module.unavailable_zoos):
+        cached.cache_clear()
+
+
+def test_a_zoo_whose_library_does_not_import_is_named_unavailable_not_hidden(without_torchvision, tmp_path):
+    from fxsite.survey.catalogue import unavailable_zoos
+
+    assert set(unavailable_zoos()) == {"torchvision", "timm"}
+    assert {key.split("/")[0] for key in catalogue()} == {"transformers"}
+    document = data.merge(tmp_path)
+    assert document["unavailable"]["torchvision"] == "ModuleNotFoundError: No module named 'torchvision'"
+    assert document["complete"] is False  # no record yet, and two zoos unavailable

@@ -101,6 +101,14 @@ class ZooSurvey(SphinxDirective):
         for version, survey in surveys:
             result.append(nodes.rubric(text=f"torch {version}"))
             result += getattr(self, f"_{part}")(version, survey)
+        if part == "summary":
+            surveyed = {version for version, _ in surveys}
+            for report in sorted(drift.glob("torch-*/report.json")):
+                version = report.parent.name.removeprefix("torch-")
+                if version not in surveyed:
+                    self.env.note_dependency(str(report))
+                    result.append(_paragraph(f"torch {version}: checked by the drift guard, not surveyed yet "
+                                             f"(make drift TORCH={version} SURVEY=1 surveys it)."))
         return result
 
     # -- parts ----------------------------------------------------------------
@@ -121,6 +129,11 @@ class ZooSurvey(SphinxDirective):
             warning += _paragraph(f"Partial survey: {survey['missing']} of {len(survey['models'])} models have "
                                   f"no record yet; they are listed as not surveyed in the table of every model.")
             out.append(warning)
+        for zoo, why in survey.get("unavailable", {}).items():
+            note = nodes.note()
+            note += _paragraph(f"{zoo} is not surveyed on torch {version}: its library does not import with this "
+                               f"torch ({why}). The other zoos are.")
+            out.append(note)
         if survey.get("stale"):
             warning = nodes.warning()
             warning += _paragraph(f"{survey['stale']} of the surveyed models were recorded with an earlier version "
@@ -135,6 +148,8 @@ class ZooSurvey(SphinxDirective):
                 counts = row["tools"].get(tool)
                 cells.append("n/a" if counts is None else f"{counts.get('captured', 0)} / {counts.get('matches', 0)}")
             rows.append(cells)
+        for zoo in survey.get("unavailable", {}):
+            rows.append([zoo, "none (library unavailable)", *("n/a" for _ in survey["tools"])])
         header = ["zoo", "surveyed", *(TOOL_TITLES[t] for t in survey["tools"])]
         out.append(_table(header, rows, classes=["survey-summary"]))
         return out

@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from fxsite.survey.catalogue import SAMPLE
+from fxsite.survey.plan import SAMPLE
 from fxsite.survey.data import ROOT, merge, records_dir, survey_path, versions
 
 MODEL_TIMEOUT = 1800  # seconds for one model, all tools: past it the worker is replaced

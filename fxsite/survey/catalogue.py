@@ -23,6 +23,7 @@ so listing the catalogue is cheap.
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 import re
 from collections.abc import Callable
@@ -392,36 +393,24 @@ def transformers_entries() -> list[Entry]:
 
 
 @functools.cache
-def catalogue() -> dict[str, Entry]:
-    """Every model of the survey by key (``zoo/name``), zoo after zoo."""
-    entries = [*torchvision_entries(), *timm_entries(), *transformers_entries()]
-    return {entry.key: entry for entry in entries}
+def unavailable_zoos() -> dict[str, str]:
+    """The zoos whose library does not import with this torch, each with the error.
 
-
-# Slow to build or to capture on a CPU: surveyed after the others, so that a survey
-# stopped early still covers every zoo and category.
-_SLOW = re.compile(r"128gf|32gf|16gf|vit_h|vit_l|101|wide_|_b7|_v2_l|(?<!v3_)large|swin3d_b|swin_v2_b|swin_b|mvit|"
-                   r"maskrcnn|keypointrcnn|vgg1[69]")
-
-
-def run_order(keys: list[str]) -> list[str]:
-    """``keys`` interleaved zoo by zoo (transformers, timm, torchvision), slow models last.
-
-    >>> run_order(["torchvision/a", "torchvision/vit_h_14", "torchvision/b", "timm/x", "transformers/y"])
-    ['transformers/y', 'timm/x', 'torchvision/a', 'torchvision/b', 'torchvision/vit_h_14']
+    A drift target may have no torchvision built for it (and timm needs
+    torchvision): the survey then lists and surveys the other zoos only.
     """
-    slow = [k for k in keys if _SLOW.search(k)]
-    queues = [[k for k in keys if k.startswith(zoo + "/") and k not in slow] for zoo in reversed(ZOOS)]
-    ordered = []
-    while any(queues):
-        ordered += [queue.pop(0) for queue in queues if queue]
-    return ordered + slow
+    missing = {}
+    for zoo in ZOOS:
+        try:
+            importlib.import_module("torchvision.models" if zoo == "torchvision" else zoo)
+        except Exception as error:  # not installed, or built for another torch
+            missing[zoo] = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+    return missing
 
 
-# A fixed sample, fast to run, that spans the zoos, categories and outcomes: `make test`
-# re-runs it and compares with the committed survey (tests/test_survey_sample.py).
-SAMPLE: tuple[str, ...] = (
-    "transformers/distilbert", "transformers/gpt2", "transformers/whisper",
-    "timm/cspnext_tiny", "timm/crossvit_tiny_240",
-    "torchvision/squeezenet1_1", "torchvision/mobilenet_v3_small", "torchvision/r3d_18",
-)
+@functools.cache
+def catalogue() -> dict[str, Entry]:
+    """Every model of the survey by key (``zoo/name``), zoo after zoo, of the zoos that import here."""
+    listers = {"torchvision": torchvision_entries, "timm": timm_entries, "transformers": transformers_entries}
+    entries = [entry for zoo in ZOOS if zoo not in unavailable_zoos() for entry in listers[zoo]()]
+    return {entry.key: entry for entry in entries}

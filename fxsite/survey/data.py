@@ -4,8 +4,9 @@ Each surveyed model writes one record (``records/<zoo>__<name>.json``) under a
 folder per torch version; each run of the CLI adds a ``run-*.json`` saying what
 it selected and how long it took. :func:`merge` turns the folder into the
 survey file: every catalogue model in catalogue order, a model without a record
-marked "not surveyed" with the reason, and ``complete`` false (the page then
-says the survey is partial) unless every model was surveyed.
+marked "not surveyed" with the reason, the zoos whose library does not import
+with this torch under ``unavailable``, and ``complete`` false (the page then
+says the survey is partial) unless every model of every zoo was surveyed.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from fxsite.survey.catalogue import Entry, catalogue
+from fxsite.survey.catalogue import Entry, catalogue, unavailable_zoos
 from fxsite.survey.tools import ATOL, COMPARED, RTOL, TOOL_TIMEOUT, TOOLS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,8 +28,13 @@ LIBRARIES = ("torch", "torchvision", "timm", "transformers")
 
 
 def versions() -> dict[str, str]:
-    """Installed versions of the libraries the survey depends on, without local tags."""
-    found = {name: metadata.version(name).split("+")[0] for name in LIBRARIES}
+    """Installed versions of the libraries the survey depends on, without local tags ("not installed")."""
+    found = {}
+    for name in LIBRARIES:
+        try:
+            found[name] = metadata.version(name).split("+")[0]
+        except metadata.PackageNotFoundError:
+            found[name] = "not installed"
     return {**found, "python": platform.python_version()}
 
 
@@ -109,8 +115,10 @@ def merge(folder: Path, keys: list[str] | None = None) -> dict[str, Any]:
     current = fxguide_key()
     document: dict[str, Any] = {
         "versions": versions(),
-        "complete": missing == 0,
+        "complete": missing == 0 and not unavailable_zoos(),
         "missing": missing,
+        # Zoos whose library does not import with this torch: none of their models is listed.
+        "unavailable": unavailable_zoos(),
         # Records made by another version of fxguide's tools (or before records said which).
         "fxguide": current,
         "stale": sum(m["status"] == "surveyed" and m.get("fxguide") != current for m in models),

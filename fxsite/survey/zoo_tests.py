@@ -13,7 +13,8 @@ from pathlib import Path
 
 import torch
 
-from fxsite.survey.catalogue import SAMPLE, ZOOS, catalogue, run_order
+from fxsite.survey.catalogue import ZOOS, catalogue
+from fxsite.survey.plan import SAMPLE, run_order
 from fxsite.survey.data import is_current, record_path, records_dir, write_record
 from fxsite.survey.tools import survey_model
 
