@@ -124,7 +124,7 @@ class ZooSurvey(SphinxDirective):
                 f"Python {v['python']}; the survey ran in {_duration(wall)} on {'/'.join(workers)} "
                 f"pytest-xdist worker(s), in {len(runs)} run(s).")
         out: list[nodes.Node] = [_paragraph(said)]
-        if not survey["complete"]:
+        if survey["missing"]:
             warning = nodes.warning()
             warning += _paragraph(f"Partial survey: {survey['missing']} of {len(survey['models'])} models have "
                                   f"no record yet; they are listed as not surveyed in the table of every model.")
