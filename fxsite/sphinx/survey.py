@@ -120,9 +120,11 @@ class ZooSurvey(SphinxDirective):
         runs = survey.get("runs", [])
         wall = sum(r["wall_seconds"] for r in runs)
         workers = sorted({str(r["workers"]) for r in runs})
+        model_time = sum(m.get("seconds", 0) for m in survey["models"])
         said = (f"torchvision {v['torchvision']}, timm {v['timm']}, transformers {v['transformers']}, "
-                f"Python {v['python']}; the survey ran in {_duration(wall)} on {'/'.join(workers)} "
-                f"pytest-xdist worker(s), in {len(runs)} run(s).")
+                f"Python {v['python']}. The records come from {len(runs)} run(s) on {'/'.join(workers)} "
+                f"pytest-xdist worker(s), {_duration(wall)} of wall time in all; the models' own times add up "
+                f"to {_duration(model_time)}, what the whole survey takes on one worker.")
         out: list[nodes.Node] = [_paragraph(said)]
         if survey["missing"]:
             warning = nodes.warning()
@@ -143,13 +145,14 @@ class ZooSurvey(SphinxDirective):
             out.append(warning)
         rows = []
         for row in summary(survey["models"]):
+            if row["zoo"] in survey.get("unavailable", {}):
+                rows.append([row["zoo"], "none (library unavailable)", *("n/a" for _ in survey["tools"])])
+                continue
             cells: list[nodes.Node | str] = [row["zoo"], f"{row['surveyed']} of {row['models']}"]
             for tool in survey["tools"]:
                 counts = row["tools"].get(tool)
                 cells.append("n/a" if counts is None else f"{counts.get('captured', 0)} / {counts.get('matches', 0)}")
             rows.append(cells)
-        for zoo in survey.get("unavailable", {}):
-            rows.append([zoo, "none (library unavailable)", *("n/a" for _ in survey["tools"])])
         header = ["zoo", "surveyed", *(TOOL_TITLES[t] for t in survey["tools"])]
         out.append(_table(header, rows, classes=["survey-summary"]))
         return out
