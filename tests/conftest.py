@@ -8,6 +8,8 @@ and the others read that same build instead of building it again.
 from __future__ import annotations
 
 import os
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -35,3 +37,31 @@ def built_site() -> Path:
         if run is not None:
             marker.write_text(run)
     return BUILD_DIR
+
+
+@pytest.fixture(scope="session")
+def once_per_run(tmp_path_factory, worker_id) -> Callable[[str, Callable[[Path], None]], Path]:
+    """``once_per_run(name, make)``: a folder ``make`` filled once for the whole test run.
+
+    The first xdist worker to ask runs ``make(folder)`` under a file lock; the
+    others wait and reuse the folder (the base temporary folder's parent is
+    shared by the workers of one run, and by nothing else). A ``make`` that
+    raises leaves no folder behind: the next worker to ask tries again.
+    """
+    root = tmp_path_factory.getbasetemp() if worker_id == "master" else tmp_path_factory.getbasetemp().parent
+
+    def get(name: str, make: Callable[[Path], None]) -> Path:
+        folder = root / name
+        with FileLock(str(root / f"{name}.lock")):
+            if not (folder / ".made").is_file():
+                shutil.rmtree(folder, ignore_errors=True)
+                folder.mkdir()
+                try:
+                    make(folder)
+                except BaseException:
+                    shutil.rmtree(folder, ignore_errors=True)
+                    raise
+                (folder / ".made").write_text("")
+        return folder
+
+    return get

@@ -1,6 +1,7 @@
 """fxguide works outside the repository: built as a wheel, installed elsewhere, used from an empty folder.
 
-One throwaway environment per session (a module fixture): the wheel is built
+One throwaway environment per test run (made by the first xdist worker that needs
+it, see ``once_per_run`` in conftest.py): the wheel is built
 from this checkout, installed with ``--no-deps`` into a new virtual environment
 that sees the reference environment's packages (torch included) through a
 ``.pth`` line, so nothing is downloaded and torch is not installed twice. The
@@ -17,14 +18,14 @@ import sys
 import sysconfig
 import venv
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from fxsite import ROOT
 
-# One worker builds the wheel and its environment once (make test runs --dist loadgroup).
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("wheel")]
+pytestmark = pytest.mark.slow
 
 GALLERY = sorted((ROOT / "gallery").glob("*.py"))
 
@@ -36,30 +37,41 @@ def _run(command: list[str], cwd: Path, **kwargs) -> subprocess.CompletedProcess
     return done
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
+def _build_wheel(out: Path) -> None:
     """The wheel, built from a copy of what a source distribution holds (the build writes beside its sources)."""
-    source, out = tmp_path_factory.mktemp("source"), tmp_path_factory.mktemp("dist")
+    source = out / "source"
+    source.mkdir()
     for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy(ROOT / name, source / name)
     shutil.copytree(ROOT / "fxguide", source / "fxguide", ignore=shutil.ignore_patterns("__pycache__"))
     _run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(source)], cwd=out)
-    (built,) = out.glob("fxguide-*.whl")
+
+
+@pytest.fixture(scope="session")
+def wheel(once_per_run) -> Path:
+    (built,) = once_per_run("wheel", _build_wheel).glob("fxguide-*.whl")
     return built
 
 
-@pytest.fixture(scope="module")
-def installed(wheel, tmp_path_factory) -> tuple[Path, Path]:
-    """(python of the throwaway environment, an empty working folder)."""
-    env = tmp_path_factory.mktemp("env")
-    venv.create(env, with_pip=False)
-    python = env / "bin" / "python"
-    site = Path(_run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                     cwd=env).stdout.strip())
-    (site / "reference-env.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    _run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
-          "--no-index", str(wheel)], cwd=env)
-    return python, tmp_path_factory.mktemp("empty")
+def _install(wheel: Path) -> Callable[[Path], None]:
+    def make(folder: Path) -> None:
+        env = folder / "env"
+        venv.create(env, with_pip=False)
+        python = env / "bin" / "python"
+        site = Path(_run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                         cwd=env).stdout.strip())
+        (site / "reference-env.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+        _run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
+              "--no-index", str(wheel)], cwd=env)
+        (folder / "empty").mkdir()
+    return make
+
+
+@pytest.fixture(scope="session")
+def installed(wheel, once_per_run) -> tuple[Path, Path]:
+    """(python of the throwaway environment, an empty working folder), made once per test run."""
+    folder = once_per_run("installed", _install(wheel))
+    return folder / "env" / "bin" / "python", folder / "empty"
 
 
 def test_the_wheel_holds_the_readers_package_only_with_license_and_py_typed(wheel):
@@ -127,14 +139,20 @@ for script in sys.argv[2:]:
 """
 
 
-@pytest.fixture(scope="module")
-def gallery_runs(installed, tmp_path_factory) -> dict[str, tuple[int, str]]:
-    """{script name: (exit status, what it printed)} for every gallery script, run from the empty folder."""
-    python, empty = installed
-    logs = tmp_path_factory.mktemp("gallery-logs")
-    done = _run([str(python), "-c", DRIVER, str(logs), *map(str, GALLERY)], cwd=empty,
-                env={"MPLBACKEND": "Agg", "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1", "HOME": str(empty)})
-    statuses = dict(line.split() for line in done.stdout.splitlines())
+def _run_gallery(installed: tuple[Path, Path]) -> Callable[[Path], None]:
+    def make(logs: Path) -> None:
+        python, empty = installed
+        done = _run([str(python), "-c", DRIVER, str(logs), *map(str, GALLERY)], cwd=empty,
+                    env={"MPLBACKEND": "Agg", "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1", "HOME": str(empty)})
+        (logs / "statuses.txt").write_text(done.stdout)
+    return make
+
+
+@pytest.fixture(scope="session")
+def gallery_runs(installed, once_per_run) -> dict[str, tuple[int, str]]:
+    """{script name: (exit status, what it printed)} for every gallery script, run once per test run."""
+    logs = once_per_run("gallery-runs", _run_gallery(installed))
+    statuses = dict(line.split() for line in (logs / "statuses.txt").read_text().splitlines())
     return {name: (int(code), (logs / f"{name}.log").read_text()) for name, code in statuses.items()}
 
 
