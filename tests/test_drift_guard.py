@@ -553,11 +553,13 @@ def test_junit_results_give_each_test_its_outcome(tmp_path):
         '<testcase classname="tests.test_a" name="test_ok"/>'
         '<testcase classname="tests.test_a" name="test_bad"><failure message="assert 1 == 2&#10;more">x</failure>'
         '</testcase><testcase classname="fxguide.x" name="f"><skipped message="no"/></testcase>'
-        "</testsuite></testsuites>")
+        '<testcase classname="tests.test_b" name="test_gap"><skipped type="pytest.xfail" message="a known gap"/>'
+        "</testcase></testsuite></testsuites>")
     assert side_env.junit_results(junit) == [
         {"test": "tests.test_a::test_ok", "outcome": "passed", "detail": ""},
         {"test": "tests.test_a::test_bad", "outcome": "failed", "detail": "assert 1 == 2"},
         {"test": "fxguide.x::f", "outcome": "skipped", "detail": "no"},
+        {"test": "tests.test_b::test_gap", "outcome": "xfailed", "detail": "a known gap"},
     ]
 
 

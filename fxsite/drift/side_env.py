@@ -400,7 +400,10 @@ def ensure_venv(torch_version: str, root: Path = ROOT) -> Path:
 
 
 def junit_results(junit: Path, unavailable: dict[str, str] | None = None) -> list[dict[str, str]]:
-    """Each test of a pytest ``--junitxml`` file with its outcome: passed, failed, error or skipped.
+    """Each test of a pytest ``--junitxml`` file with its outcome: passed, failed, error, skipped or xfailed.
+
+    JUnit has no expected failure: pytest writes one as ``skipped`` of type ``pytest.xfail``,
+    and it is reported as ``xfailed`` here, so a real skip is not counted with them.
 
     A test that failed only because it imports a library of ``unavailable`` (library -> why)
     gets the outcome ``not run`` and says which library, instead of counting as a failure.
@@ -412,8 +415,10 @@ def junit_results(junit: Path, unavailable: dict[str, str] | None = None) -> lis
             node = case.find(kind)
             if node is not None:
                 outcome = {"failure": "failed", "error": "error", "skipped": "skipped"}[kind]
+                if kind == "skipped" and node.get("type") == "pytest.xfail":
+                    outcome = "xfailed"
                 detail = (node.get("message") or "").splitlines()[0][:300] if node.get("message") else ""
-                if outcome != "skipped":
+                if outcome not in {"skipped", "xfailed"}:
                     for lib, why in (unavailable or {}).items():
                         module = lib.lower().replace("-", "_")
                         if re.search(rf"No module named '{re.escape(module)}[.']",
@@ -437,8 +442,9 @@ def _add_tests_to_report(report_dir: Path, results: list[dict[str, str]], second
     data_path.write_text(json.dumps(data, indent=1) + "\n")
     lines = ["", "## Unit tests and doctests", "",
              f"pytest (`-m 'not slow'`): " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())), ""]
+    # Every test that did not pass is named, skipped and expected failures included.
     lines += [f"- `{r['test']}`: **{r['outcome']}** {r['detail']}".rstrip() for r in results
-              if r["outcome"] not in {"passed", "skipped"}]
+              if r["outcome"] != "passed"]
     md_path.write_text(md_path.read_text().rstrip("\n") + "\n" + "\n".join(lines).rstrip("\n") + "\n")
 
 
