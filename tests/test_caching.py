@@ -293,3 +293,17 @@ def test_a_no_op_rebuild_executes_reads_and_writes_nothing(tmp_path):
     assert "updating environment: 0 added, 0 changed, 0 removed" in again.stdout
     touched = [str(p.relative_to(site)) for p, mtime in before.items() if p.stat().st_mtime_ns != mtime]
     assert touched == [], f"a no-op rebuild rewrote {touched}"
+
+
+def test_pages_start_longest_first_by_their_bench_time(tmp_path):
+    from fxsite.sphinx.prerun import longest_first
+
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps({"items": {"docs/short.md": {"seconds": 0.1}, "docs/long.md": {"seconds": 7.0},
+                                             "docs/pt2/middle.md": {"seconds": 3.0}}}))
+    docs = tmp_path / "docs"
+    pages = [docs / "long.md", docs / "new.md", docs / "pt2" / "middle.md", docs / "short.md"]
+    assert longest_first(sorted(pages), docs, results) == [docs / "new.md", docs / "long.md",
+                                                          docs / "pt2" / "middle.md", docs / "short.md"]
+    results.write_text("not json")
+    assert longest_first(sorted(pages), docs, results) == sorted(pages), "unreadable results: the sources' order"

@@ -16,6 +16,7 @@ what myst-nb's cache mode shows; only the moment of execution moves.
 
 from __future__ import annotations
 
+import json
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -60,6 +61,35 @@ def _execute(app: Sphinx, path: Path, notebook):
                                allow_errors=app.config.nb_execution_allow_errors, meta_override=True)
 
 
+BENCH_RESULTS = Path(__file__).resolve().parents[1] / "bench" / "results.json"
+
+
+def longest_first(pages: list[Path], srcdir: Path, results: Path = BENCH_RESULTS) -> list[Path]:
+    """``pages`` in the order to start them: longest first, by their time in ``make bench``'s results.
+
+    Pages run as many at a time as there are cores, so a long page started last
+    makes every other core wait for it (``traceable-code.md`` is several times the
+    others). Pages the results do not know yet start first, as they may be long.
+    The order changes when a page runs, never what it shows; without readable
+    results the order is the sources' own.
+
+    >>> longest_first([Path("docs/a.md"), Path("docs/b.md"), Path("docs/new.md")], Path("docs"),
+    ...               Path("no such file.json"))
+    [PosixPath('docs/a.md'), PosixPath('docs/b.md'), PosixPath('docs/new.md')]
+    """
+    try:
+        items = json.loads(Path(results).read_text())["items"]
+        seconds = {name: float(item["seconds"]) for name, item in items.items()}
+    except (OSError, ValueError, KeyError, TypeError):
+        return list(pages)
+    folder = Path(srcdir).name
+
+    def cost(page: Path) -> float:
+        return seconds.get(f"{folder}/{Path(page).relative_to(srcdir).as_posix()}", float("inf"))
+
+    return sorted(pages, key=cost, reverse=True)  # a stable sort: ties keep the sources' order
+
+
 def _start(app: Sphinx) -> None:
     """builder-inited, before sphinx-gallery: start executing every stale page."""
     app._fxguide_prerun = []
@@ -71,8 +101,10 @@ def _start(app: Sphinx) -> None:
     from fxsite.sphinx import warm_kernels
 
     warm_kernels.start_for(app)
+    notebooks = dict(stale)
     pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 2, thread_name_prefix="fxguide-prerun")
-    app._fxguide_prerun = [(path, pool.submit(_execute, app, path, notebook)) for path, notebook in stale]
+    app._fxguide_prerun = [(path, pool.submit(_execute, app, path, notebooks[path]))
+                           for path in longest_first(list(notebooks), Path(app.srcdir))]
     pool.shutdown(wait=False)
     logger.info("executing %d page(s) while the gallery runs", len(stale))
 
