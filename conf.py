@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT))
 # Notebook kernels are child processes: they must import this checkout's fxguide too.
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
 
-from fxsite.sphinx.fingerprint import fingerprint, rerun_gallery_when_stale, torch_version  # noqa: E402
+from fxsite.sphinx.fingerprint import fingerprint, forced_execution, rerun_gallery_when_stale, torch_version  # noqa: E402
 
 # -- Project -------------------------------------------------------------------
 
@@ -64,8 +64,7 @@ exclude_patterns = [
 # and the caches below live in a directory named after it.
 FINGERPRINT = fingerprint(ROOT)
 fxguide_fingerprint = FINGERPRINT
-IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
-FORCE_EXECUTE = IN_CI or os.environ.get("FXGUIDE_EXECUTE") == "force"
+FORCE_EXECUTE = forced_execution()  # CI, or FXGUIDE_EXECUTE=force
 
 # -- MyST-NB: the tutorial pages -------------------------------------------------
 

@@ -30,6 +30,7 @@ from pathlib import Path
 import torch
 
 from fxsite import ROOT
+from fxsite.drift.build import sphinx_command
 from fxsite.drift.extract import gallery_sources, page_sources
 
 OUT = ROOT / "_build" / "bench"
@@ -56,18 +57,22 @@ def timed(action) -> float:
     return time.perf_counter() - start
 
 
-def build_ok() -> None:
-    """``make docs`` into the bench's own build folder, exactly as a reader runs it."""
-    done = subprocess.run(["make", "--no-print-directory", "docs", f"BUILDDIR={OUT}"], cwd=ROOT, text=True,
+def make(target: str, *variables: str, env: dict[str, str] | None = None) -> None:
+    """``make TARGET VARIABLE=...`` at the root, exactly as a reader runs it; stop the bench if it fails."""
+    done = subprocess.run(["make", "--no-print-directory", target, *variables], cwd=ROOT, env=env, text=True,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
     if done.returncode != 0:
-        sys.exit(f"bench: `make docs` failed:\n{done.stdout[-5000:]}")
+        sys.exit(f"bench: `make {target}` failed:\n{done.stdout[-5000:]}")
+
+
+def build_ok() -> None:
+    """``make docs`` into the bench's own build folder."""
+    make("docs", f"BUILDDIR={OUT}")
 
 
 def sphinx_noop() -> None:
     """The Sphinx command ``make docs`` wraps, run directly on an up-to-date build."""
-    done = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-c", ".", "-W", "--keep-going",
-                           "-j", "auto", "docs", str(OUT / "html")], cwd=ROOT, capture_output=True, text=True)
+    done = subprocess.run(sphinx_command(OUT), cwd=ROOT, capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"bench: Sphinx failed:\n{done.stdout[-5000:]}{done.stderr[-5000:]}")
 
@@ -76,13 +81,7 @@ def fresh_tests() -> float:
     """``make test`` with nothing generated yet (no site, no execution cache), as on a fresh clone."""
     clean()
     env = dict(os.environ, FXGUIDE_BUILD_DIR=str(OUT))
-    start = time.perf_counter()
-    done = subprocess.run(["make", "--no-print-directory", "test", "PYTEST_ARGS=-q -p no:cacheprovider"], cwd=ROOT,
-                          env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
-    seconds = time.perf_counter() - start
-    if done.returncode != 0:
-        sys.exit(f"bench: `make test` failed:\n{done.stdout[-5000:]}")
-    return seconds
+    return timed(lambda: make("test", "PYTEST_ARGS=-q -p no:cacheprovider", env=env))
 
 
 def clean() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import sys
 from importlib import metadata
 from pathlib import Path
@@ -40,6 +41,12 @@ def environment() -> list[str]:
             names[name] = dist.version
     python = ".".join(map(str, sys.version_info[:3])) + f" {sys.implementation.name} {sys.platform}"
     return [f"python=={python}"] + sorted(f"{name}=={version}" for name, version in names.items())
+
+
+def forced_execution() -> bool:
+    """Whether this build must execute every page and example, cached or not: in CI
+    (``CI`` set to 1, true or yes) or when asked with ``FXGUIDE_EXECUTE=force``."""
+    return os.environ.get("CI", "").lower() in {"1", "true", "yes"} or os.environ.get("FXGUIDE_EXECUTE") == "force"
 
 
 SOURCES = ("fxguide", "fxsite/sphinx")

@@ -25,18 +25,13 @@ build removes the stamp.
 from __future__ import annotations
 
 import hashlib
-import os
 import subprocess
 import sys
 from pathlib import Path
 
-from fxsite.sphinx.fingerprint import environment
+from fxsite.sphinx.fingerprint import environment, forced_execution
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def forced() -> bool:
-    return os.environ.get("CI", "").lower() in {"1", "true", "yes"} or os.environ.get("FXGUIDE_EXECUTE") == "force"
 
 
 def digest(command: list[str], root: Path | None = None) -> str | None:
@@ -66,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python -m fxsite.sphinx.uptodate STAMP -- COMMAND...", file=sys.stderr)
         return 2
     stamp, command = Path(args[0]), args[2:]
-    key = None if forced() else digest(command)
+    key = None if forced_execution() else digest(command)
     if key is not None and stamp.is_file() and stamp.read_text() == key:
         print(f"make docs: nothing has changed since the last build into {stamp.parent} "
               f"(no source, installed package or option): Sphinx not run")

@@ -86,9 +86,10 @@ def fxguide_key() -> str:
     return digest.hexdigest()[:12]
 
 
-def is_current(path: Path) -> bool:
-    """Whether ``path`` holds a record made by today's survey code (see :func:`fxguide_key`)."""
-    return path.is_file() and json.loads(path.read_text()).get("fxguide") == fxguide_key()
+def is_current(path: Path, key: str | None = None) -> bool:
+    """Whether ``path`` holds a record made by today's survey code, whose :func:`fxguide_key`
+    is ``key`` (computed here when not given: pass it when checking many records)."""
+    return path.is_file() and json.loads(path.read_text()).get("fxguide") == (key or fxguide_key())
 
 
 def write_record(folder: Path, entry: Entry, record: dict[str, Any]) -> Path:
@@ -133,14 +134,6 @@ def merge(folder: Path, keys: list[str] | None = None) -> dict[str, Any]:
 
 def load(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text())
-
-
-def committed() -> dict[str, dict[str, Any]]:
-    """Every committed survey by torch version, oldest first."""
-    found = {}
-    for path in sorted(DRIFT.glob("torch-*/survey.json")):
-        found[path.parent.name.removeprefix("torch-")] = load(path)
-    return dict(sorted(found.items(), key=lambda kv: tuple(int(p) for p in kv[0].split(".") if p.isdigit())))
 
 
 def compared(record: dict[str, Any]) -> dict[str, Any]:

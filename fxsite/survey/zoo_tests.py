@@ -15,7 +15,7 @@ import torch
 
 from fxsite.survey.catalogue import ZOOS, catalogue
 from fxsite.survey.plan import SAMPLE, run_order
-from fxsite.survey.data import is_current, record_path, records_dir, write_record
+from fxsite.survey.data import fxguide_key, is_current, record_path, records_dir, write_record
 from fxsite.survey.tools import survey_model
 
 
@@ -42,7 +42,8 @@ def pytest_generate_tests(metafunc) -> None:
     if "model_key" in metafunc.fixturenames:
         keys = selected(os.environ.get("FXSURVEY_SELECT", "all"))
         if os.environ.get("FXSURVEY_RESUME") == "1":
-            keys = [k for k in keys if not is_current(record_path(_folder(), catalogue()[k]))]
+            key = fxguide_key()
+            keys = [k for k in keys if not is_current(record_path(_folder(), catalogue()[k]), key)]
         keys = run_order(keys)
         metafunc.parametrize("model_key", keys, ids=keys)
 
