@@ -272,8 +272,9 @@ def _run(command: list[str], log: Path, **kwargs) -> None:
         tail = "".join(log.read_text().splitlines(keepends=True)[-30:])
         hint = ""
         if "torch<=" in tail and "constraint" in tail:
-            hint = ("\npip on this machine is capped by /etc/xdg/pip (it lists the torch releases on its disk); "
-                    "`rm -r /etc/xdg/pip` lifts the cap and lets pip download newer releases.")
+            hint = ("\npip on this machine is capped by a pip configuration file (`pip config debug` names it; "
+                    "here /etc/xdg/pip lists the torch releases on the machine's disk): "
+                    "`PIP_CONFIG_FILE=/dev/null make drift TORCH=...` lifts the cap for one run.")
         raise DriftToolingError(f"{' '.join(command[:4])} ... failed (exit {done.returncode}); "
                                 f"last lines of {log}:\n{tail}{hint}")
     print(f"  {' '.join(command[2:5])} ... {time.monotonic() - started:.0f} s", flush=True)
@@ -368,10 +369,10 @@ def ensure_venv(torch_version: str, root: Path = ROOT) -> Path:
         if venv.exists():
             shutil.rmtree(venv)  # a half-built environment from an interrupted run
         for old in venv.parent.glob(f"venv-torch-{torch_version}-*"):
-            print(f"removing {old} (built for other pins; about 6 GB)", flush=True)
+            print(f"removing {old} (built for other pins; about 6 GB)", file=sys.stderr, flush=True)
             shutil.rmtree(old)
         venv.mkdir(parents=True)
-        print(f"building the side environment {venv} (torch {torch_version}; several GB) ...", flush=True)
+        print(f"building the side environment {venv} (torch {torch_version}; several GB) ...", file=sys.stderr, flush=True)
         constraints = venv / "constraints.txt"
         constraints.write_text(side_constraints((Path(root) / "constraints.txt").read_text(), torch_version,
                                                 follow_torch=torch_build_packages(_reference_requires)))
@@ -574,6 +575,13 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     survey = "--survey" in args[1:]
     args = [a for a in args if a != "--survey"] if survey else args
+    if args[:1] == ["--python"] and len(args) == 2:
+        try:  # the interpreter to run anything else on that torch (a survey shard, say)
+            print(sys.executable if args[1] == REFERENCE_TORCH else ensure_venv(check_version(args[1]), ROOT))
+        except (DriftToolingError, ValueError, OSError) as error:
+            print(f"make drift: could not make the environment of torch {args[1]}: {error}", file=sys.stderr)
+            return EXIT_COULD_NOT_RUN
+        return EXIT_SAME
     if args == ["--newest"]:
         try:
             print(newest_torch())
@@ -584,6 +592,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 1:
         print("usage: python -m fxsite.drift.side_env TORCH_VERSION [--survey]  (e.g. 2.14.1)\n"
               "       python -m fxsite.drift.side_env --newest  (print the newest torch pip would install)\n"
+              "       python -m fxsite.drift.side_env --python TORCH_VERSION  (print that torch's interpreter)\n"
               "exit status: 0 no drift, 1 drift found (both write the report), 2 could not run (nothing written)",
               file=sys.stderr)
         return EXIT_COULD_NOT_RUN
