@@ -352,6 +352,30 @@ def _install_torch_libraries(python: Path, constraints: Path, torch_version: str
     return unavailable
 
 
+def _index_only_env() -> dict[str, str]:
+    """The environment for a pip that installs from the package index alone (no local wheel folder)."""
+    env = {k: v for k, v in os.environ.items() if k != "PIP_FIND_LINKS"}
+    return {**env, "PIP_CONFIG_FILE": os.devnull}
+
+
+def _use_the_index_torch(python: Path, constraints: Path, torch_version: str, log: Path, root: Path) -> None:
+    """Replace a local torch build (``2.13.0+cpu`` from a wheel folder) with the package index's build.
+
+    PyPI's torchvision and timm are built against PyPI's torch: beside another build
+    of the same release their compiled operators do not load (``operator
+    torchvision::nms does not exist``). A machine whose pip finds a local wheel first
+    gets that build; the index's one is installed in its place.
+    """
+    found = subprocess.run([str(python), "-c", "import torch; print(torch.__version__)"],
+                           capture_output=True, text=True, check=False).stdout.strip()
+    if "+" not in found:
+        return
+    print(f"  torch {found} is a local build: installing the package index's torch {torch_version} "
+          "(the build torchvision and timm are made for)", flush=True)
+    _run([str(python), "-m", "pip", "install", "--quiet", "--force-reinstall", "-c", str(constraints),
+          f"torch=={torch_version}"], log, cwd=root, env=_index_only_env())
+
+
 def ensure_venv(torch_version: str, root: Path = ROOT) -> Path:
     """The Python of a side environment with ``torch_version``, built on first use; reused after.
 
@@ -384,6 +408,8 @@ def ensure_venv(torch_version: str, root: Path = ROOT) -> Path:
         _run(pip + ["setuptools"], log)
         _run(pip + ["--no-build-isolation", "-e", ".", f"torch=={torch_version}",
                     *[r for r in requirements if r not in libraries]], log, cwd=root)
+        if libraries:
+            _use_the_index_torch(python, constraints, torch_version, log, root)
         unavailable = _install_torch_libraries(python, constraints, torch_version, libraries, log, root)
         (venv / UNAVAILABLE).write_text(json.dumps(unavailable, indent=1, sort_keys=True) + "\n")
         stamp.write_text(str(Path(root).resolve()))
