@@ -260,13 +260,6 @@ class Limitation:
             return error
         return None
 
-    def still_raises(self) -> bool:
-        """Whether tracing ``broken`` raises exactly the recorded type and message on this torch."""
-        error = self.raised()
-        if self.error is None:
-            return error is None
-        return type(error) is self.error and str(error) == self.message
-
     def fixed_matches_eager(self) -> bool:
         """Whether the traced fix computes what ``broken`` computes eagerly (on copies of the inputs)."""
         broken = self._build(self.broken)

@@ -48,7 +48,7 @@ def skip_gallery_pages(app: Sphinx, docname: str, source: list[str]) -> None:
     outs = app.config.sphinx_gallery_conf.get("gallery_dirs", [])
     outs = [outs] if isinstance(outs, str) else list(outs)
     page = docname.rpartition("/")[2]
-    if any(docname.startswith(f"{out}/") for out in outs) and page not in {"index", "sg_execution_times"}:
+    if any(docname.startswith(f"{out}/") for out in outs) and page != "index":
         source[0] = ".. autolink-skip:: file\n\n" + source[0]  # an example page opens with a comment
 
 

@@ -1,1 +1,1 @@
-"""Tools for the built site: serving it, checking its links, and driving a browser over it."""
+"""Tools for the built site: serving it and driving a browser over it."""
