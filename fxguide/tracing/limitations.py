@@ -27,6 +27,7 @@ import torch
 import torch.fx as fx
 from torch import nn
 
+from fxguide._checks import string
 from fxguide.tracing import wrapping
 from fxguide.models import seeded
 from fxguide.tracing.tracers import LeafTracer, trace
@@ -329,9 +330,7 @@ def get(name: str) -> Limitation:
     ...
     KeyError: "no limitation named 'lenn'; did you mean: len? Known: assert, assert_and, ..."
     """
-    if not isinstance(name, str):
-        raise TypeError(f"get: name must be a str, got {type(name).__name__}")
-    if name not in LIMITATIONS:
+    if string("get", "name", name) not in LIMITATIONS:
         close = difflib.get_close_matches(name, LIMITATIONS, n=3)
         hint = f"did you mean: {', '.join(close)}? " if close else ""
         known = ", ".join(sorted(LIMITATIONS))
