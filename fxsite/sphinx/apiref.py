@@ -57,7 +57,8 @@ def _examples(srcdir: Path, gallery_dirs: list[tuple[Path, str]]) -> dict[str, l
     return found
 
 
-def _gallery_dirs(app: Sphinx) -> list[tuple[Path, str]]:
+def gallery_dirs(app: Sphinx) -> list[tuple[Path, str]]:
+    """(scripts folder, docname prefix of its pages) of each of sphinx-gallery's galleries."""
     conf = getattr(app.config, "sphinx_gallery_conf", {}) or {}
     examples, outs = conf.get("examples_dirs", []), conf.get("gallery_dirs", [])
     examples = [examples] if isinstance(examples, str) else list(examples)
@@ -191,7 +192,7 @@ _USAGE: dict[str, list[tuple[str, Path]]] | None = None
 def _usage(app: Sphinx) -> dict[str, list[tuple[str, Path]]]:
     global _USAGE
     if _USAGE is None:
-        _USAGE = _examples(Path(app.srcdir), _gallery_dirs(app))
+        _USAGE = _examples(Path(app.srcdir), gallery_dirs(app))
     return _USAGE
 
 

@@ -11,9 +11,7 @@ It holds what the site needs beyond the stock theme, each part in its own module
   model-zoo survey page from the committed ``drift/torch-*/survey.json``;
 - ``templates/``: the sidebar that shows the whole guide, section by section.
 
-Beside it, tools for the built site: :mod:`fxsite.web.serve` (``make serve``)
-and :mod:`fxsite.web.chromium` (which Chromium the browser tests drive, and its
-offline flags).
+Beside it, :mod:`fxsite.web.serve` serves the built site (``make serve``).
 """
 
 from __future__ import annotations

@@ -19,10 +19,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from fxsite import ROOT
 from fxsite.survey.catalogue import Entry, catalogue, unavailable_zoos
 from fxsite.survey.tools import ATOL, RTOL, TOOL_TIMEOUT, TOOLS
 
-ROOT = Path(__file__).resolve().parents[2]
 DRIFT = ROOT / "drift"
 LIBRARIES = ("torch", "torchvision", "timm", "transformers")
 
