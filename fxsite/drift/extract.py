@@ -20,13 +20,13 @@ DOCS = ROOT / "docs"
 GALLERY = ROOT / "gallery"
 GALLERY_OUT = DOCS / "gallery"
 
+_SG_MARK = re.compile(r"^\.\. GENERATED FROM PYTHON SOURCE LINES (\d+)-(\d+)$")
+
 
 def relative(path: Path) -> str:
     """``path`` as the reader knows it: relative to the repository when inside it."""
     path = Path(path)
     return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
-
-_SG_MARK = re.compile(r"^\.\. GENERATED FROM PYTHON SOURCE LINES (\d+)-(\d+)$")
 
 
 @dataclass(frozen=True)
