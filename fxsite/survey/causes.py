@@ -45,17 +45,6 @@ LINKS: list[tuple[re.Pattern[str], str]] = [(re.compile(regex), label) for regex
 )]
 
 
-def page_of(label: str) -> str:
-    """The page (relative to the repository) that one of the targets of :data:`LINKS` points into.
-
-    >>> page_of("error-len"), page_of("limitations-constructors"), page_of("doc:beyond")
-    ('docs/reference/errors.md', 'docs/limitations.md', 'docs/beyond.md')
-    """
-    if label.startswith("doc:"):
-        return f"docs/{label.removeprefix('doc:')}.md"
-    return "docs/reference/errors.md" if label.startswith("error-") else "docs/limitations.md"
-
-
 def link_for(text: str) -> str | None:
     """The label of the guide's entry for a failure ``"Type: message"``, if there is one.
 
