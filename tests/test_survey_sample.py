@@ -76,17 +76,6 @@ def test_a_sample_model_gives_the_committed_survey_result(model_key: str, commit
                          + "\nIf torch changed on purpose, re-run `make survey` and commit the new survey.json.")
 
 
-def test_a_failed_hugging_face_trace_leaves_torch_unpatched():
-    """transformers' tracer restores the torch functions it patches only when its trace succeeds."""
-    from fxguide.models.real import gpt2
-    from fxsite.survey.tools import _hf_symbolic_trace
-
-    before = {name: getattr(torch, name) for name in ("arange", "clamp", "ones", "zeros", "full")}
-    with pytest.raises(Exception, match="vmap|Proxy"):  # GPT-2's causal mask: vmap refuses the proxies
-        _hf_symbolic_trace(gpt2(), (), {"input_ids": torch.zeros(2, 8, dtype=torch.long)})
-    assert {name: getattr(torch, name) for name in before} == before
-
-
 def test_records_are_keyed_on_the_code_that_surveys_and_nothing_else() -> None:
     sources = {p.relative_to(data.ROOT).as_posix() for p in data.survey_sources()}
     assert {"fxsite/survey/tools.py", "fxsite/survey/catalogue.py", "fxguide/tracing/concrete.py"} <= sources

@@ -19,7 +19,7 @@ from fxsite.survey.tools import TOOLS, pattern
 
 TOOL_TITLES = {
     "symbolic_trace": "fx.symbolic_trace",
-    "hf_symbolic_trace": "transformers FX",
+    "hf_symbolic_trace": "transformers FX (4.x only)",
     "concrete_trace": "concrete_trace",
     "export": "export",
     "export_dynamic_batch": "export, dynamic batch",

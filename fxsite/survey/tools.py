@@ -5,8 +5,6 @@ The tools (:data:`TOOLS`):
 - ``symbolic_trace``: ``torch.fx.symbolic_trace``, with every ``forward``
   parameter the example does not pass bound to its default (``concrete_args``),
   as a user would;
-- ``hf_symbolic_trace``: ``transformers.utils.fx.symbolic_trace`` with the
-  example's input names (Hugging Face models only);
 - ``concrete_trace``: fxguide's :func:`fxguide.tracing.concrete.concrete_trace`;
 - ``export``: ``torch.export.export`` on the example (static shapes);
 - ``export_dynamic_batch``: ``torch.export.export`` on a batch of 2 with
@@ -27,7 +25,6 @@ import inspect
 import math
 import re
 import signal
-import sys
 import threading
 import time
 import warnings
@@ -40,7 +37,7 @@ from torch.utils import _pytree as pytree
 
 from fxsite.survey.catalogue import Entry
 
-TOOLS = ("symbolic_trace", "hf_symbolic_trace", "concrete_trace", "export", "export_dynamic_batch")
+TOOLS = ("symbolic_trace", "concrete_trace", "export", "export_dynamic_batch")
 RTOL, ATOL = 1e-3, 1e-4  # atol is scaled by the largest magnitude of the eager output
 TOOL_TIMEOUT = 300  # seconds one tool may take on one model
 EXAMPLE_SEED, OTHER_SEED = 0, 1
@@ -189,38 +186,6 @@ def _symbolic_trace(model, args, kwargs):
     return gm, len(gm.graph.nodes)
 
 
-@contextlib.contextmanager
-def _undoing_hf_patches() -> Iterator[None]:
-    """Put back what Hugging Face's tracer patches, even when its trace raises.
-
-    transformers 4.57's ``HFTracer.patch_for_tracing`` replaces ``torch.arange``,
-    ``torch.clamp`` and other torch functions (and some of its own classes) and
-    restores them only when tracing succeeds: after a failed trace every later
-    model in the process would run on the patched torch.
-    """
-    from transformers.utils.fx import HFTracer
-
-    torch_before = {name: getattr(torch, name) for name in HFTracer._TORCH_METHODS_TO_PATCH}
-    classes = set(HFTracer._CLASSES_TO_PATCH)
-    modules_before = [(module, name, value) for mod_name, module in list(sys.modules.items())
-                      if mod_name.startswith("transformers") and module is not None
-                      for name, value in list(vars(module).items()) if isinstance(value, type) and value in classes]
-    try:
-        yield
-    finally:
-        for name, value in torch_before.items():
-            setattr(torch, name, value)
-        for module, name, value in modules_before:
-            setattr(module, name, value)
-
-
-def _hf_symbolic_trace(model, args, kwargs):
-    from transformers.utils.fx import symbolic_trace
-    with _undoing_hf_patches():
-        gm = symbolic_trace(model, input_names=list(kwargs))
-    return gm, len(gm.graph.nodes)
-
-
 def _concrete_trace(model, args, kwargs):
     from fxguide.tracing.concrete import concrete_trace
     gm = concrete_trace(model, args, kwargs)
@@ -249,7 +214,6 @@ def _export_dynamic_batch(model, args, kwargs):
 
 CAPTURE: dict[str, Callable[..., tuple[Callable[..., Any], int]]] = {
     "symbolic_trace": _symbolic_trace,
-    "hf_symbolic_trace": _hf_symbolic_trace,
     "concrete_trace": _concrete_trace,
     "export": _export,
     "export_dynamic_batch": _export_dynamic_batch,
@@ -322,9 +286,6 @@ def survey_model(entry: Entry, timeout: float = TOOL_TIMEOUT) -> dict[str, Any]:
         record.update(status="not surveyed", reason="could not build or run eagerly: {}: {}".format(*_error(exc)))
         return record
     for tool in TOOLS:
-        if tool == "hf_symbolic_trace" and entry.zoo != "transformers":
-            record["tools"][tool] = None  # not applicable
-            continue
         if tool == "export_dynamic_batch":
             example, other = entry.make_inputs(2, EXAMPLE_SEED), entry.make_inputs(3, OTHER_SEED)
             try:
