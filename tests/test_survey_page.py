@@ -36,7 +36,7 @@ def survey() -> dict:
 
 
 def test_summary_counts_captures_and_matches_per_zoo_and_in_total(survey) -> None:
-    rows = {row["zoo"]: row for row in summary(survey["models"])}
+    rows = {row["zoo"]: row for row in summary(survey["models"], survey["tools"])}
     assert rows["torchvision"]["tools"]["symbolic_trace"] == {"applies": 2, "captured": 1, "matches": 1}
     assert rows["torchvision"]["tools"]["export"] == {"applies": 2, "captured": 2, "matches": 1}
     assert rows["torchvision"]["tools"]["hf_symbolic_trace"] is None
