@@ -74,4 +74,4 @@ lock:
 	rm -rf .venv-lock
 
 clean:
-	rm -rf $(BUILDDIR) docs/gallery docs/sg_execution_times.rst docs/api/generated docs/compatibility.md .jupyter_cache
+	rm -rf $(BUILDDIR) docs/gallery docs/api/generated docs/compatibility.md .jupyter_cache

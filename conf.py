@@ -114,6 +114,9 @@ sphinx_gallery_conf = {
     "only_warn_on_example_error": False,  # a failing example fails the build
     "capture_repr": ("_repr_html_", "__repr__"),
     "reset_modules": ("matplotlib",),
+    # No execution-times page: sphinx-gallery's loads its table's scripts from CDNs, and
+    # make bench records each example's time (fxsite/bench/results.md).
+    "write_computation_times": False,
 }
 
 # -- HTML -----------------------------------------------------------------------

@@ -38,6 +38,13 @@ def finite_number(caller: str, name: str, value: Any, positive: bool = False) ->
     return float(value)
 
 
+def string(caller: str, name: str, value: Any) -> str:
+    """``value`` if it is a str; a ``TypeError`` naming the caller, the argument and its type otherwise."""
+    if not isinstance(value, str):
+        raise TypeError(f"{caller}: {name} must be a str, got {type(value).__name__}")
+    return value
+
+
 def collection(caller: str, name: str, value: Any, example: str) -> tuple[Any, ...]:
     """``value`` as a tuple if it is an iterable collection, not a lone str or None."""
     if value is None or isinstance(value, (str, bytes)) or not isinstance(value, Iterable):

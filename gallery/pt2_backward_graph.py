@@ -85,23 +85,56 @@ for name in ("forward", "backward"):
 # The forward returns the loss first and then every tensor the backward
 # reads; the backward's placeholders are those tensors, then the incoming
 # gradient ``tangents_1``. Their fake tensors give the memory kept alive
-# between the two passes, without running either graph.
+# between the two passes, without running either graph, but summing their
+# sizes is wrong: several of them are *aliases*, other names for memory
+# another tensor already holds. Tensors that share memory share one storage;
+# a fake tensor has no data pointer to compare, but aliases return the same
+# storage object, so the count goes by storage.
 
-forward_outputs = graphs["forward"].graph.output_node().args[0]
-saved = forward_outputs[1:]
-total = 0
+def storage(node: fx.Node) -> torch.UntypedStorage:
+    return node.meta["val"].untyped_storage()
+
+
+forward_inputs = [n for n in graphs["forward"].graph.nodes if n.op == "placeholder"]
+saved = graphs["forward"].graph.output_node().args[0][1:]
+first_on: dict[int, fx.Node] = {id(storage(n)): n for n in forward_inputs}  # storage -> first tensor on it
+summed = 0
 for node in saved:
     val = node.meta["val"]
     size = val.numel() * val.element_size()
-    total += size
-    print(f"{node.name:12} {str(tuple(val.shape)):10} {size:6d} bytes  ({node.op})")
-print(f"{len(saved)} tensors, {total} bytes saved for the backward")
+    summed += size
+    first = first_on.setdefault(id(storage(node)), node)
+    kind = "forward input" if first is node and node.op == "placeholder" else "new" if first is node else \
+        f"view of input {first.name}" if first.op == "placeholder" else f"alias of {first.name}"
+    print(f"{node.name:10} {str(tuple(val.shape)):9} {size:5d} bytes  {kind}")
+
+distinct = {id(storage(n)): first_on[id(storage(n))] for n in saved}
+new = [n for n in distinct.values() if n.op != "placeholder"]
+print(f"summed over the saved tensors: {len(saved)} tensors, {summed} bytes")
+print(f"distinct storages: {len(distinct)}, {sum(storage(n).nbytes() for n in distinct.values())} bytes")
+print(f"allocated by the forward and kept: {len(new)} storages, {sum(storage(n).nbytes() for n in new)} bytes",
+      [n.name for n in new])
 
 # %%
-# The two placeholders among them are inputs kept by reference (``primals_3``
-# is the batch, ``primals_8`` the target); the rest were computed by the
-# forward: the ReLU outputs that ``threshold_backward`` needs, transposed
-# weights, the last layer's output for the loss's gradient.
+# Two kinds of alias inflate the naive sum. ``threshold_backward``, the
+# ReLU's derivative in the backward printed below, reads each ReLU's output
+# through a ``detach`` of it, and ``aten.detach`` returns a new tensor on the
+# same memory: ``relu`` and ``detach`` are one buffer under two names, and
+# the sum counts it twice. ``t_1`` and ``t_2`` are transposes of the weights
+# ``primals_4`` and ``primals_6``: views of memory the model owns anyway, as
+# the batch ``primals_3`` and the target ``primals_8`` are the caller's. What
+# the forward allocated for the backward is the two ReLU outputs and the last
+# layer's output. On real tensors, the data pointers show the sharing:
+
+activation, weight = torch.relu(torch.randn(32, 16)), torch.randn(16, 16)
+for op, t in [(torch.ops.aten.detach.default, activation), (torch.ops.aten.t.default, weight)]:
+    result = op(t)
+    print(f"{op}: same storage as its input {result.untyped_storage().data_ptr() == t.untyped_storage().data_ptr()},",
+          f"same tensor {result is t}")
+
+# %%
+# The backward graph reads the saved tensors, ``detach`` and ``detach_1``
+# through one more ``detach`` each:
 
 print(graphs["backward"].code.strip())
 

@@ -39,6 +39,15 @@ def test_fingerprint_changes_with_any_fxguide_source(repo_copy):
     assert fingerprint(repo_copy) != before
 
 
+def test_fingerprint_changes_with_a_committed_survey_that_cells_read(repo_copy):
+    survey = repo_copy / "drift" / "torch-9.9.9" / "survey.json"
+    survey.parent.mkdir(parents=True)
+    survey.write_text('{"models": []}')
+    before = fingerprint(repo_copy)
+    survey.write_text('{"models": [{"model": "resnet18"}]}')
+    assert fingerprint(repo_copy) != before
+
+
 class _FakeDist:
     def __init__(self, name: str, version: str) -> None:
         self.metadata, self.version = {"Name": name}, version

@@ -244,7 +244,7 @@ def test_a_difference_normalize_does_not_remove_is_caught():
 
 
 def test_normalize_refuses_what_is_not_text():
-    with pytest.raises(TypeError, match="expected the output text as str"):
+    with pytest.raises(TypeError, match="normalize: text must be a str, got"):
         normalize(b"bytes")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+import torch.fx
 
 from fxguide.models import seeded
 from fxguide.models.pt2 import ConvNet, CountingLinear
@@ -28,6 +29,13 @@ def test_conv_net_batch_norm_makes_train_and_eval_differ():
     model = seeded(ConvNet)
     x = torch.randn(4, 3, 8, 8)
     assert not torch.allclose(model.train()(x), model.eval()(x))
+
+
+@pytest.mark.parametrize("factory", [CountingLinear, ConvNet])
+def test_traced_code_prints_the_annotations_as_written(factory):
+    # string annotations (from `from __future__ import annotations`) print as `_torch_Tensor_`
+    code = torch.fx.symbolic_trace(seeded(factory)).code
+    assert "def forward(self, x : torch.Tensor)" in code and "_torch_Tensor_" not in code
 
 
 @pytest.mark.parametrize("factory, kwargs, message", [

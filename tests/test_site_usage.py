@@ -15,7 +15,7 @@ import textwrap
 import pytest
 import torch.fx as fx
 
-from fxsite.sphinx.apiref import page_code
+from fxsite.drift.extract import ROOT, code_cells
 from fxsite.sphinx.usage import canonical_names, documented_names, public_members, uses_in_code
 
 # What sphinx-codeautolink 0.19 does not follow (it reads the code statically, looks names
@@ -134,11 +134,6 @@ def test_documented_names_cover_all_and_the_six_classes():
     assert "transform" in public_members(fx.Transformer)
 
 
-def test_page_code_reads_each_code_cell_without_its_options():
-    page = "# T\n\n```{code-cell} python\n:tags: [raises-exception]\nx = 1\n```\n\ntext\n\n```{code-cell} python\ny = 2\n```\n"
-    assert page_code(page) == ["x = 1\n", "y = 2\n"]
-
-
 # The uses the torch.fx reference once listed as "no executed example uses it yet" (issue 14),
 # each written the way a page or gallery script of the guide writes it.
 @pytest.mark.parametrize(("code", "credited"), [
@@ -216,9 +211,7 @@ def test_annotated_attributes_count_as_documented_names():
 
 def _guide_sources() -> list[tuple[str, str]]:
     """Every executed page's code (its cells, in order) and every gallery script's."""
-    from fxsite.drift.extract import ROOT
-
-    found = [(page.name, "\n".join(c for c in page_code(page.read_text()) if not c.lstrip().startswith("%")))
+    found = [(page.name, "\n".join(c.source for c in code_cells(page) if not c.source.lstrip().startswith("%")))
              for page in sorted((ROOT / "docs").glob("*.md"))]
     found += [(script.name, script.read_text()) for script in sorted((ROOT / "gallery").glob("*.py"))]
     return [(name, code) for name, code in found if code.strip()]

@@ -19,8 +19,8 @@ from fxsite.drift.report import REFERENCE_TORCH
 from fxsite.survey import data
 from fxsite.survey.catalogue import ZOOS, catalogue
 from fxsite.survey.plan import SAMPLE
-from fxsite.survey.data import compared, load, survey_path, versions
-from fxsite.survey.tools import survey_model
+from fxsite.survey.data import survey_path, versions
+from fxsite.survey.tools import COMPARED, survey_model
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +29,15 @@ def committed_survey() -> tuple[str, dict]:
     path = survey_path(torch_version)
     if not path.exists():
         path = survey_path(REFERENCE_TORCH)
-    return str(path.relative_to(path.parents[2])), {m["zoo"] + "/" + m["model"]: m for m in load(path)["models"]}
+    models = json.loads(path.read_text())["models"]
+    return str(path.relative_to(path.parents[2])), {m["zoo"] + "/" + m["model"]: m for m in models}
+
+
+def compared(record: dict) -> dict:
+    """The part of a model's record that a re-run must reproduce (no timings)."""
+    tools = {tool: (None if result is None else {k: result.get(k) for k in COMPARED})
+             for tool, result in record.get("tools", {}).items()}
+    return {"status": record["status"], "reason": record.get("reason", ""), "tools": tools}
 
 
 def diff(committed: dict, now: dict) -> list[str]:

@@ -22,6 +22,8 @@ from typing import Any
 
 import torch.fx as fx
 
+from fxguide._checks import string
+
 _FILL = {
     "placeholder": "#cfe8ff",
     "get_attr": "#e8e8e8",
@@ -101,8 +103,7 @@ def to_dot(graph: fx.Graph | fx.GraphModule, title: str = "") -> str:
     """The DOT source of a picture of ``graph``: one box per node, one arrow per use."""
     owner = graph if isinstance(graph, fx.GraphModule) else getattr(graph, "owning_module", None)
     graph = _graph_of(graph, "to_dot")
-    if not isinstance(title, str):
-        raise TypeError(f"to_dot: title must be a str, got {type(title).__name__}")
+    string("to_dot", "title", title)
     lines = ["digraph fx {", '  rankdir=TB; bgcolor="white";',
              '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=11];',
              '  edge [color="#555555", arrowsize=0.7];']

@@ -8,7 +8,9 @@
   ReLU, pooling, a linear head) for the pass, backend and quantization pages.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` in this module: FX prints the
+# annotations of a traced forward, and string annotations come out mangled
+# (`x : _torch_Tensor_`) in the code the pages show.
 
 import torch
 from torch import nn

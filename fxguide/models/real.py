@@ -126,7 +126,9 @@ def gpt2(layers: int = 2, width: int = 32, heads: int = 2, vocab: int = 100, pos
     _positive("gpt2", layers=layers, width=width, heads=heads, vocab=vocab, positions=positions)
     if width % heads:
         raise ValueError(f"gpt2: width ({width}) must be a multiple of heads ({heads})")
-    config = GPT2Config(n_layer=layers, n_embd=width, n_head=heads, vocab_size=vocab, n_positions=positions)
+    # GPT2Config's default start/end token (50256) lies outside a small vocabulary, which transformers 5 warns about.
+    config = GPT2Config(n_layer=layers, n_embd=width, n_head=heads, vocab_size=vocab, n_positions=positions,
+                        bos_token_id=vocab - 1, eos_token_id=vocab - 1)
     return seeded(GPT2LMHeadModel, config, seed=seed).eval()
 
 

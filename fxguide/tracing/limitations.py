@@ -27,6 +27,7 @@ import torch
 import torch.fx as fx
 from torch import nn
 
+from fxguide._checks import string
 from fxguide.tracing import wrapping
 from fxguide.models import seeded
 from fxguide.tracing.tracers import LeafTracer, trace
@@ -260,13 +261,6 @@ class Limitation:
             return error
         return None
 
-    def still_raises(self) -> bool:
-        """Whether tracing ``broken`` raises exactly the recorded type and message on this torch."""
-        error = self.raised()
-        if self.error is None:
-            return error is None
-        return type(error) is self.error and str(error) == self.message
-
     def fixed_matches_eager(self) -> bool:
         """Whether the traced fix computes what ``broken`` computes eagerly (on copies of the inputs)."""
         broken = self._build(self.broken)
@@ -336,9 +330,7 @@ def get(name: str) -> Limitation:
     ...
     KeyError: "no limitation named 'lenn'; did you mean: len? Known: assert, assert_and, ..."
     """
-    if not isinstance(name, str):
-        raise TypeError(f"get: name must be a str, got {type(name).__name__}")
-    if name not in LIMITATIONS:
+    if string("get", "name", name) not in LIMITATIONS:
         close = difflib.get_close_matches(name, LIMITATIONS, n=3)
         hint = f"did you mean: {', '.join(close)}? " if close else ""
         known = ", ".join(sorted(LIMITATIONS))

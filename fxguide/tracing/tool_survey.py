@@ -115,6 +115,16 @@ def _is_guard(error: BaseException) -> bool:
     return isinstance(error, GuardError) or str(error).startswith(_TORCH_GUARD)
 
 
+def _check_arguments(tool: object, capture: object, case: object) -> None:
+    if not isinstance(tool, str) or not tool:
+        raise TypeError(f"survey: tool must be a non-empty str naming the capture, got {tool!r}")
+    if not callable(capture):
+        raise TypeError(f"survey: capture must be a function (model, example, graphs) -> callable, "
+                        f"got {type(capture).__name__}")
+    if not isinstance(case, Case):
+        raise TypeError(f"survey: expected a fxguide.models.Case, got {type(case).__name__}")
+
+
 def survey(tool: str, capture: Capture, case: Case) -> Outcome:
     """Capture ``case.model`` with ``capture`` on its traced input, then try the other input.
 
@@ -126,13 +136,7 @@ def survey(tool: str, capture: Capture, case: Case) -> Outcome:
     >>> survey("symbolic_trace", with_symbolic_trace, cases()[0]).verdict
     'fails (TraceError)'
     """
-    if not isinstance(tool, str) or not tool:
-        raise TypeError(f"survey: tool must be a non-empty str naming the capture, got {tool!r}")
-    if not callable(capture):
-        raise TypeError(f"survey: capture must be a function (model, example, graphs) -> callable, "
-                        f"got {type(capture).__name__}")
-    if not isinstance(case, Case):
-        raise TypeError(f"survey: expected a fxguide.models.Case, got {type(case).__name__}")
+    _check_arguments(tool, capture, case)
     outcome = Outcome(tool, case.name)
     try:
         with _quiet():

@@ -23,7 +23,7 @@ from fxguide.display.timing import format_time
 class NodeProfiler(fx.Interpreter):
     """An Interpreter that records how long each node took, in seconds, per run.
 
-    ``samples[name]`` holds one duration for every :meth:`run` so far.
+    ``samples[name]`` holds one duration for every :meth:`~torch.fx.Interpreter.run` so far.
 
     >>> gm = fx.symbolic_trace(lambda x: torch.relu(x) + 1)
     >>> profiler = NodeProfiler(gm)

@@ -20,25 +20,15 @@ from pathlib import Path
 from fxsite import ROOT
 
 
-def page_cells(page: Path) -> list[tuple[str, bool]]:
-    """(source, may_raise) of each code cell of a MyST-NB page."""
-    from myst_nb.core.read import read_myst_markdown_notebook
-
-    notebook = read_myst_markdown_notebook(page.read_text(), path=str(page))
-    return [
-        ("".join(c.source), "raises-exception" in c.metadata.get("tags", []))
-        for c in notebook.cells
-        if c.cell_type == "code"
-    ]
-
-
 def run_page(page: Path) -> None:
+    from fxsite.drift.extract import code_cells
+
     namespace: dict = {"__name__": "__main__"}
-    for number, (source, may_raise) in enumerate(page_cells(page), 1):
+    for number, cell in enumerate(code_cells(page), 1):
         try:
-            exec(compile(source, f"{page}:cell{number}", "exec"), namespace)
+            exec(compile(cell.source, f"{page}:cell{number}", "exec"), namespace)
         except Exception:
-            if not may_raise:
+            if "raises-exception" not in cell.tags:
                 raise
 
 

@@ -71,15 +71,9 @@ def unrecordable(found: dict) -> list[str]:
     return problems
 
 
-def _shown(path: Path) -> str:
-    """``path`` as the reader knows it: relative to the repository when inside it."""
-    from fxsite import ROOT
-
-    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
-
-
 def _record(found: dict, version: str) -> int:
     from fxsite.drift import snapshots
+    from fxsite.drift.extract import relative
 
     problems = unrecordable(found)
     if problems:
@@ -93,7 +87,7 @@ def _record(found: dict, version: str) -> int:
     for path in sorted(damaged):  # links first: nothing may be written through one
         if path.is_symlink():
             path.unlink()
-            removed.append(f"{_shown(path)} ({damaged[path]})")
+            removed.append(f"{relative(path)} ({damaged[path]})")
     written = {snapshots.write(source, snippets, version) for source, snippets in found.items()}
     for path in sorted(store.rglob("*"), reverse=True):
         if path.is_dir() and not path.is_symlink():
@@ -102,10 +96,10 @@ def _record(found: dict, version: str) -> int:
         elif path not in written:
             why = damaged.get(path, "a snapshot of a page or script that no longer exists")
             path.unlink()
-            removed.append(f"{_shown(path)} ({why})")
+            removed.append(f"{relative(path)} ({why})")
     print(f"recorded {sum(len(v) for v in found.values())} snippets from {len(found)} sources on torch {version}.")
     for path in sorted(p for p in damaged if p in written):
-        print(f"repaired {_shown(path)} (it was damaged: {damaged[path]})")
+        print(f"repaired {relative(path)} (it was damaged: {damaged[path]})")
     for line in removed:
         print(f"removed {line}")
     print("Review with `git diff tests/expected`.")
@@ -115,6 +109,7 @@ def _record(found: dict, version: str) -> int:
 def _check(found: dict, version: str, report: Path | None, problems: list[str], unavailable: dict[str, str]) -> int:
     from fxsite.drift import snapshots
     from fxsite.drift.compare import MISSING_LIBRARY, SAME, UNREADABLE, Finding, compare
+    from fxsite.drift.extract import relative
 
     findings: list[Finding] = []
     for source, snippets in found.items():
@@ -133,7 +128,7 @@ def _check(found: dict, version: str, report: Path | None, problems: list[str], 
     sources = {snapshots.snapshot_path(s) for s in found}
     foreign = {p: why for p, why in snapshots.damage(store).items() if p not in sources}
     unreadable = [f.message for f in findings if f.status == UNREADABLE]
-    unreadable += [f"{_shown(p)}: {why}; `make update-expected` removes it"
+    unreadable += [f"{relative(p)}: {why}; `make update-expected` removes it"
                    for p, why in foreign.items()]
     not_run = [f for f in findings if f.status == MISSING_LIBRARY]
     if report:

@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from fxsite.drift.extract import ROOT, Snippet
+from fxsite.drift.extract import Snippet, relative
 from fxsite.drift.snapshots import Expected, snapshot_path
 
 SAME = "same"
@@ -86,8 +86,7 @@ def compare(
 def _compare(
     source: str, expected: dict[int, Expected] | None, actual: list[Snippet], torch_version: str
 ) -> list[Finding]:
-    path = snapshot_path(source)
-    snap = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+    snap = relative(snapshot_path(source))
     if expected is None:
         return [
             Finding(source, 0, 0, NOT_RECORDED,

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from fxsite.drift import snapshots
 from fxsite.drift.compare import MISSING_LIBRARY, SAME
-from fxsite.drift.extract import ROOT
+from fxsite.drift.extract import ROOT, relative
 from fxsite.drift.report import REFERENCE_TORCH
 
 DRIFT = ROOT / "drift"
@@ -212,7 +212,7 @@ def render_page(reports: list[dict], current: dict[str, dict[int, snapshots.Expe
     if damaged:
         lines += ["```{warning}", "These files could not be read, so what they hold is missing from this page "
                   "(`make update-expected` repairs an expected-output file, `make drift TORCH=<version>` a report):",
-                  "", *[f"- `{_relative(path)}`: {why}" for path, why in sorted(damaged.items())], "```", ""]
+                  "", *[f"- `{relative(path)}`: {why}" for path, why in sorted(damaged.items())], "```", ""]
     if not covs:
         lines += ["No release other than the reference has been checked yet.", ""]
         return "\n".join(lines)
@@ -266,11 +266,6 @@ def render_page(reports: list[dict], current: dict[str, dict[int, snapshots.Expe
             if entry.get("diff"):
                 lines += ["```diff", entry["diff"], "```", ""]
     return "\n".join(lines).rstrip("\n") + "\n"
-
-
-def _relative(path: Path) -> str:
-    path = Path(path)
-    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
 def write_if_changed(path: Path, text: str) -> bool:

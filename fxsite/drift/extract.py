@@ -20,8 +20,13 @@ DOCS = ROOT / "docs"
 GALLERY = ROOT / "gallery"
 GALLERY_OUT = DOCS / "gallery"
 
-_CODE_CELL = re.compile(r"^(```+|:::+)\{code-cell\}")
 _SG_MARK = re.compile(r"^\.\. GENERATED FROM PYTHON SOURCE LINES (\d+)-(\d+)$")
+
+
+def relative(path: Path) -> str:
+    """``path`` as the reader knows it: relative to the repository when inside it."""
+    path = Path(path)
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
 @dataclass(frozen=True)
@@ -54,9 +59,48 @@ def gallery_sources() -> list[Path]:
     return sorted(p for p in GALLERY.glob("*.py") if p.name != "__init__.py")
 
 
-def cell_fence_lines(page: Path) -> list[int]:
-    """The line number of each ``{code-cell}`` fence of a MyST-NB page, in order."""
-    return [n for n, line in enumerate(page.read_text().splitlines(), 1) if _CODE_CELL.match(line)]
+def read_page(page: Path, *, source_map: bool = False):
+    """A MyST-NB page as the notebook myst-nb executes, or None when it is not a notebook
+    (its front matter does not say ``file_format: mystnb``).
+
+    ``source_map`` records the line each cell starts at in ``metadata["source_map"]``.
+    """
+    from myst_nb.core.read import is_myst_markdown_notebook, read_myst_markdown_notebook
+
+    text = Path(page).read_text(encoding="utf-8")
+    if not is_myst_markdown_notebook(text):
+        return None
+    return read_myst_markdown_notebook(text, add_source_map=source_map, path=page)
+
+
+@dataclass(frozen=True)
+class CodeCell:
+    """One ``{code-cell}`` of a MyST-NB page, as myst-nb reads it."""
+
+    line: int  # of its opening fence in the page
+    source: str  # its code, without the cell's options
+    tags: tuple[str, ...]
+
+
+def code_cells(page: Path) -> list[CodeCell]:
+    """The code cells of a MyST-NB page, in order (none when the page is not a notebook).
+
+    Every reader of the pages' code goes through this: the output check, the build's
+    error report, the reference's "used in" lists and ``make bench``.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     page = Path(folder) / "page.md"
+    ...     _ = page.write_text("---\\nfile_format: mystnb\\n---\\n# T\\n\\n```{code-cell} python\\n"
+    ...                         ":tags: [raises-exception]\\nx = 1\\n```\\n")
+    ...     code_cells(page)
+    [CodeCell(line=6, source='x = 1', tags=('raises-exception',))]
+    """
+    notebook = read_page(page, source_map=True)
+    if notebook is None:
+        return []
+    return [CodeCell(line, cell.source, tuple(cell.metadata.get("tags", ())))
+            for cell, line in zip(notebook.cells, notebook.metadata["source_map"]) if cell.cell_type == "code"]
 
 
 def merge_streams_exactly(outputs: list) -> list:
@@ -112,7 +156,7 @@ def page_snippets(page: Path, build_dir: Path, root: Path = ROOT) -> list[Snippe
             f"{page.relative_to(root)}: no executed notebook at {notebook}; build the docs first (make docs)"
         )
     cells = [c for c in json.loads(notebook.read_text())["cells"] if c["cell_type"] == "code"]
-    lines = cell_fence_lines(page)
+    lines = [cell.line for cell in code_cells(page)]
     if len(lines) != len(cells):
         raise ValueError(
             f"{page.relative_to(root)}: found {len(lines)} code-cell fences but the executed "

@@ -15,9 +15,9 @@ import re
 import sys
 import sysconfig
 import tempfile
-from pathlib import Path
 
-_REPO = str(Path(__file__).resolve().parents[2])
+from fxguide._checks import string
+from fxsite import ROOT
 
 _RULES: list[tuple[re.Pattern[str], str]] = [
     # <built-in method sum of type object at 0x7f3a...>, <function f at 0x...>
@@ -38,7 +38,7 @@ def _path_rules() -> list[tuple[str, str]]:
     paths = {
         sysconfig.get_paths()["purelib"]: "<site-packages>",
         sysconfig.get_paths()["platlib"]: "<site-packages>",
-        _REPO: "<repo>",
+        str(ROOT): "<repo>",
         tempfile.gettempdir(): "<tmp>",
         sys.prefix: "<prefix>",
         sys.base_prefix: "<python>",  # the interpreter's own install: the standard library's frames
@@ -59,8 +59,7 @@ def normalize(text: str) -> str:
     >>> normalize("\\n\\ndef forward(self, x):   \\n\\n    return x\\n\\n")
     'def forward(self, x):\\n    return x'
     """
-    if not isinstance(text, str):
-        raise TypeError(f"normalize: expected the output text as str, got {type(text).__name__}")
+    string("normalize", "text", text)
     for prefix, placeholder in _path_rules():
         text = text.replace(prefix, placeholder)
     text = re.sub(r"<tmp>/[^\s'\"]*", "<tmp>/…", text)

@@ -244,14 +244,14 @@ def dependents(library: str, libraries: list[str], requires: Callable[[str], lis
     >>> dependents("torchvision", ["torchvision", "timm"], {"timm": ["torch", "torchvision"]}.get)
     ['timm']
     """
-    names = [_requirement(r).name.lower().replace("_", "-") for r in libraries]
+    names = [_name(r) for r in libraries]
     lost = {library.lower().replace("_", "-")}
     changed = True
     while changed:
         changed = False
         for name in names:
-            if name not in lost and any(_requirement(t).name.lower().replace("_", "-") in lost
-                                        for t in requires(name) or [] if _requirement(t).marker is None):
+            if name not in lost and any(_name(t) in lost for t in requires(name) or []
+                                        if _requirement(t).marker is None):
                 lost.add(name)
                 changed = True
     return [name for name in names if name in lost and name != library.lower().replace("_", "-")]

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from fxguide._checks import string
 from fxsite.drift.extract import ROOT, Snippet
 
 EXPECTED = ROOT / "tests" / "expected"
@@ -48,9 +49,7 @@ def digest(output: str) -> str:
     >>> digest("tensor([1.])")
     '3790d2e15e05'
     """
-    if not isinstance(output, str):
-        raise TypeError(f"digest: expected the recorded output as str, got {type(output).__name__}")
-    return hashlib.sha256(output.encode()).hexdigest()[:12]
+    return hashlib.sha256(string("digest", "output", output).encode()).hexdigest()[:12]
 
 
 def snapshot_path(source: str, expected: Path | None = None) -> Path:

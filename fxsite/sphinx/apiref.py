@@ -22,7 +22,6 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
-import re
 import textwrap
 from pathlib import Path
 
@@ -38,37 +37,16 @@ from sphinx.util.nodes import nested_parse_with_titles
 # used, when a reference page is read: a rebuild that reads no such page never
 # imports torch (a second off every no-op rebuild).
 
-_CODE_CELL = re.compile(r"^(?P<fence>```+|:::+)\{code-cell\}[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.M | re.S)
-_CELL_OPTION = re.compile(r"^:[\w-]+:.*$")
-
-
-def page_code(text: str) -> list[str]:
-    """The code of each ``{code-cell}`` of a MyST-NB page, cell options removed.
-
-    >>> page_code("# T\\n\\n```{code-cell} python\\n:tags: [raises-exception]\\nx = 1\\n```\\n")
-    ['x = 1\\n']
-    """
-    if not isinstance(text, str):
-        raise TypeError(f"page_code: expected the page's text (str), got {type(text).__name__}")
-    cells = []
-    for match in _CODE_CELL.finditer(text):
-        lines = match["body"].splitlines(keepends=True)
-        while lines and _CELL_OPTION.match(lines[0]):
-            lines.pop(0)
-        cells.append("".join(lines))
-    return cells
-
-
 def _examples(srcdir: Path, gallery_dirs: list[tuple[Path, str]]) -> dict[str, list[tuple[str, Path]]]:
     """docname -> sources for every executed page and gallery script, and the names each uses."""
+    from fxsite.drift.extract import code_cells
     from fxsite.sphinx.usage import uses_in_code
 
     found: dict[str, list[tuple[str, Path]]] = {}
     sources: list[tuple[str, Path, list[str]]] = []
     for page in sorted(srcdir.rglob("*.md")):
-        text = page.read_text(encoding="utf-8")
-        if "{code-cell}" in text:
-            sources.append((page.relative_to(srcdir).with_suffix("").as_posix(), page, page_code(text)))
+        if cells := code_cells(page):
+            sources.append((page.relative_to(srcdir).with_suffix("").as_posix(), page, [c.source for c in cells]))
     for scripts, out in gallery_dirs:
         for script in sorted(scripts.glob("*.py")):
             if script.name != "__init__.py":
@@ -79,7 +57,8 @@ def _examples(srcdir: Path, gallery_dirs: list[tuple[Path, str]]) -> dict[str, l
     return found
 
 
-def _gallery_dirs(app: Sphinx) -> list[tuple[Path, str]]:
+def gallery_dirs(app: Sphinx) -> list[tuple[Path, str]]:
+    """(scripts folder, docname prefix of its pages) of each of sphinx-gallery's galleries."""
     conf = getattr(app.config, "sphinx_gallery_conf", {}) or {}
     examples, outs = conf.get("examples_dirs", []), conf.get("gallery_dirs", [])
     examples = [examples] if isinstance(examples, str) else list(examples)
@@ -213,7 +192,7 @@ _USAGE: dict[str, list[tuple[str, Path]]] | None = None
 def _usage(app: Sphinx) -> dict[str, list[tuple[str, Path]]]:
     global _USAGE
     if _USAGE is None:
-        _USAGE = _examples(Path(app.srcdir), _gallery_dirs(app))
+        _USAGE = _examples(Path(app.srcdir), gallery_dirs(app))
     return _USAGE
 
 

@@ -21,12 +21,13 @@ Three adjustments make it fit this site:
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from pathlib import Path
 
 from sphinx.application import Sphinx
+
+from fxsite.sphinx.apiref import gallery_dirs
 
 # Sphinx's own pattern for the flags it trims from doctest blocks (trim_doctest_flags).
 _DOCTEST_FLAGS = re.compile(r"[ \t]*#\s*doctest:.+$", re.MULTILINE)
@@ -45,10 +46,7 @@ def clean_doctest(source: str) -> tuple[str, str]:
 
 def skip_gallery_pages(app: Sphinx, docname: str, source: list[str]) -> None:
     """``source-read``: a gallery page starts with ``.. autolink-skip:: file``."""
-    outs = app.config.sphinx_gallery_conf.get("gallery_dirs", [])
-    outs = [outs] if isinstance(outs, str) else list(outs)
-    page = docname.rpartition("/")[2]
-    if any(docname.startswith(f"{out}/") for out in outs) and page not in {"index", "sg_execution_times"}:
+    if any(docname.startswith(f"{out}/") for _, out in gallery_dirs(app)) and docname.rpartition("/")[2] != "index":
         source[0] = ".. autolink-skip:: file\n\n" + source[0]  # an example page opens with a comment
 
 

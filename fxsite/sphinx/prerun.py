@@ -33,7 +33,8 @@ def stale_pages(app: Sphinx) -> list[tuple[Path, object]]:
     if not isinstance(app, Sphinx):
         raise TypeError(f"stale_pages: expected the Sphinx application, got {type(app).__name__}")
     from jupyter_cache import get_cache
-    from myst_nb.core.read import is_myst_markdown_notebook, read_myst_markdown_notebook
+
+    from fxsite.drift.extract import read_page
 
     cache = get_cache(app.config.nb_execution_cache_path)
     excluded = Matcher(list(app.config.exclude_patterns) + list(app.config.nb_execution_excludepatterns))
@@ -43,10 +44,9 @@ def stale_pages(app: Sphinx) -> list[tuple[Path, object]]:
         relative = path.relative_to(srcdir).as_posix()
         if excluded(relative):
             continue
-        text = path.read_text(encoding="utf-8")
-        if not is_myst_markdown_notebook(text):
+        notebook = read_page(path)
+        if notebook is None:
             continue
-        notebook = read_myst_markdown_notebook(text, path=path)
         try:
             cache.match_cache_notebook(notebook)
         except KeyError:

@@ -7,17 +7,11 @@ It holds what the site needs beyond the stock theme, each part in its own module
 - :mod:`fxsite.sphinx.apiref`: the directives that render the reference pages
   (the ``torch.fx`` API from the installed torch, the ``fxguide`` API from its
   docstrings), each ``torch.fx`` entry listing the guide's examples that use it;
-- :mod:`fxsite.sphinx.offline`: drops raw HTML that would load scripts or
-  styles from the web (sphinx-gallery's sortable timing tables);
-- :mod:`fxsite.sphinx.inherited`: links ``:meth:`run``` in a subclass of a
-  documented class to the member where it is documented;
 - :mod:`fxsite.sphinx.survey`: the ``zoo-survey`` directive that renders the
   model-zoo survey page from the committed ``drift/torch-*/survey.json``;
 - ``templates/``: the sidebar that shows the whole guide, section by section.
 
-Beside it, tools for the built site: :mod:`fxsite.web.serve` (``make serve``),
-:mod:`fxsite.web.links` (the link checker) and :mod:`fxsite.web.chromium`
-(which Chromium the browser tests drive, and its offline flags).
+Beside it, :mod:`fxsite.web.serve` serves the built site (``make serve``).
 """
 
 from __future__ import annotations
@@ -34,12 +28,10 @@ def _add_templates(app, config) -> None:
 
 def setup(app) -> dict:
     # Imported here, not at the top: ``python -m fxsite.web.serve`` should not load Sphinx or torch.
-    from fxsite.sphinx import apiref, inherited, notebooks, offline, survey
+    from fxsite.sphinx import apiref, notebooks, survey
 
     app.connect("config-inited", _add_templates)
     notebooks.setup(app)
-    offline.setup(app)
-    inherited.setup(app)
     apiref.setup(app)
     survey.setup(app)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -24,7 +24,7 @@ from sphinx.config import Config
 from sphinx.util import logging
 
 from fxsite.drift import compat
-from fxsite.drift.extract import cell_fence_lines, merge_streams_exactly
+from fxsite.drift.extract import code_cells, merge_streams_exactly
 
 logger = logging.getLogger(__name__)
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -37,7 +37,7 @@ def _last_line(traceback: str) -> str:
 
 def check_unexpected_errors(app: Sphinx, doctree: nodes.document) -> None:
     source = Path(doctree.get("source", ""))
-    fences = cell_fence_lines(source) if source.suffix == ".md" else []
+    fences = [cell.line for cell in code_cells(source)] if source.suffix == ".md" else []
     cells = [c for c in doctree.findall(nodes.container) if c.get("nb_element") == "cell_code"]
     for number, cell in enumerate(cells, 1):
         tags = (cell.get("cell_metadata") or {}).get("tags", [])

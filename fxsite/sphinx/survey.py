@@ -148,7 +148,7 @@ class ZooSurvey(SphinxDirective):
                                   f"again.")
             out.append(warning)
         rows = []
-        for row in summary(survey["models"]):
+        for row in summary(survey["models"], survey["tools"]):
             if row["zoo"] in survey.get("unavailable", {}):
                 rows.append([row["zoo"], "none (library unavailable)", *("n/a" for _ in survey["tools"])])
                 continue

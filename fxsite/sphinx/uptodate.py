@@ -29,9 +29,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from fxsite import ROOT
 from fxsite.sphinx.fingerprint import environment, forced_execution
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def digest(command: list[str], root: Path | None = None) -> str | None:

@@ -9,6 +9,10 @@ models' recorded times, and writes ``_build/survey/shard-i-of-N.json`` (one
 machine or CI job per shard). ``python -m fxsite.survey merge FILE... [--out PATH]``
 combines the shard files of one run into the survey file; a missing or failed
 shard is named, and makes the exit status 1.
+
+``--timm-families`` surveys nothing: it prints the entries of
+``fxsite.survey.catalogue.TIMM_MODELS`` for the installed timm (the smallest
+model of each family), to paste into that file after timm changes.
 """
 
 from __future__ import annotations
@@ -79,7 +83,14 @@ def main(argv: list[str] | None = None) -> int:
                                                  "with --sample, _build/survey/sample.json)")
     parser.add_argument("--resume", action="store_true", help="skip the models that already have a record made by the current survey code")
     parser.add_argument("--merge-only", action="store_true", help="do not run anything: merge the records")
+    parser.add_argument("--timm-families", action="store_true", help="print TIMM_MODELS for the installed timm")
     options = parser.parse_args(argv)
+    if options.timm_families:
+        from fxsite.survey.catalogue import smallest_timm_models
+
+        for family, (name, params, size) in sorted(smallest_timm_models().items()):
+            print(f'    "{family}": ("{name}", {params}, {size}),')
+        return 0
 
     torch_version = versions()["torch"]
     folder = records_dir(torch_version) / ("sample" if options.sample else "")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,19 +43,9 @@ LINKS: list[tuple[re.Pattern[str], str]] = [(re.compile(regex), label) for regex
     (r"has been specialized to have value", "error-specialized"),
     (r"Boolean value of Tensor with more than one value is ambiguous", "error-boolean-ambiguous"),
     (r"must be tuple of ints, but found element of type (Proxy|Attribute)", "limitations-constructors"),
-    (r"^GuardOnDataDependentSymNode: Could not guard on data-dependent expression", "doc:beyond"),
+    (r"^GuardOnDataDependentSymNode: Could not guard on data-dependent expression", "error-data-dependent-guard"),
+    (r"co_varnames is too small", "error-decorated-forward"),
 )]
-
-
-def page_of(label: str) -> str:
-    """The page (relative to the repository) that one of the targets of :data:`LINKS` points into.
-
-    >>> page_of("error-len"), page_of("limitations-constructors"), page_of("doc:beyond")
-    ('docs/reference/errors.md', 'docs/limitations.md', 'docs/beyond.md')
-    """
-    if label.startswith("doc:"):
-        return f"docs/{label.removeprefix('doc:')}.md"
-    return "docs/reference/errors.md" if label.startswith("error-") else "docs/limitations.md"
 
 
 def link_for(text: str) -> str | None:
@@ -120,14 +111,17 @@ def causes(models: list[dict[str, Any]]) -> list[Cause]:
     return sorted(found.values(), key=lambda c: (-c.count, c.stage, c.pattern))
 
 
-def summary(models: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per zoo (and in total): models surveyed, and per tool how many captured and matched eager."""
+def summary(models: list[dict[str, Any]], tools: Sequence[str] = TOOLS) -> list[dict[str, Any]]:
+    """Per zoo (and in total): models surveyed, and per tool how many captured and matched eager.
+
+    ``tools`` are the survey's own (an older survey may hold a tool the survey no longer runs).
+    """
     rows = []
     for zoo in (*ZOOS, "total"):
         chosen = [m for m in models if zoo in ("total", m["zoo"])]
         surveyed = [m for m in chosen if m["status"] == "surveyed"]
         row: dict[str, Any] = {"zoo": zoo, "models": len(chosen), "surveyed": len(surveyed), "tools": {}}
-        for tool in TOOLS:
+        for tool in tools:
             results = [m["tools"].get(tool) for m in surveyed]
             results = [r for r in results if r is not None]
             counts = Counter()

@@ -19,10 +19,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from fxsite import ROOT
 from fxsite.survey.catalogue import Entry, catalogue, unavailable_zoos
-from fxsite.survey.tools import ATOL, COMPARED, RTOL, TOOL_TIMEOUT, TOOLS
+from fxsite.survey.tools import ATOL, RTOL, TOOL_TIMEOUT, TOOLS
 
-ROOT = Path(__file__).resolve().parents[2]
 DRIFT = ROOT / "drift"
 LIBRARIES = ("torch", "torchvision", "timm", "transformers")
 
@@ -189,13 +189,3 @@ def merge_shards(documents: list[dict[str, Any]]) -> dict[str, Any]:
                     shards={"count": count, "missing": [f"{i}/{count}" for i in absent], "failed": failed})
     return document
 
-
-def load(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text())
-
-
-def compared(record: dict[str, Any]) -> dict[str, Any]:
-    """The part of a model's record that a re-run must reproduce (no timings)."""
-    tools = {tool: (None if result is None else {k: result.get(k) for k in COMPARED})
-             for tool, result in record.get("tools", {}).items()}
-    return {"status": record["status"], "reason": record.get("reason", ""), "tools": tools}

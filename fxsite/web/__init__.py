@@ -1,1 +1,1 @@
-"""Tools for the built site: serving it, checking its links, and driving a browser over it."""
+"""Serving the built site (``make serve``, and the browser tests)."""

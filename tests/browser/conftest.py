@@ -2,26 +2,31 @@
 
 The server is the one ``make serve`` runs (:mod:`fxsite.web.serve`), on
 127.0.0.1 and a free port. The browser is pytest-playwright's ``browser``
-fixture, launched with Debian's Chromium as the executable and the flags that
-keep it offline (:mod:`fxsite.web.chromium`; installed by ``.ci/ensure-tools``).
-Every request a page makes to another host is refused and recorded, so a page
-that needs the network fails the tests instead of loading slowly.
+fixture, launched with Debian's Chromium (installed by ``.ci/ensure-tools``;
+Playwright's own browser downloads need the network) and flags that keep it
+from reaching out on its own (updates, sync, QUIC probes). Every request a page
+makes to another host is refused and recorded, so a page that needs the network
+fails the tests instead of loading slowly.
 Its ``page`` fixture (a fresh context per test) serves the tests that drive one feature;
 the crawl shares one context for the whole session (``site_context``).
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
-from fxsite.web import chromium
 from fxsite.web.serve import HOST, serving
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+CHROMIUM = os.environ.get("FXGUIDE_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
 @pytest.fixture(scope="session")
@@ -33,12 +38,13 @@ def site_url(built_site: Path) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args: dict) -> dict:
-    """pytest-playwright launches Debian's Chromium, with the offline flags (``--headed`` still works)."""
-    try:
-        ours = chromium.launch_args()
-    except FileNotFoundError as error:
-        pytest.fail(str(error), pytrace=False)
-    return {**ours, **browser_type_launch_args}
+    """pytest-playwright launches Debian's Chromium (``$FXGUIDE_CHROMIUM`` moves it), headless, with the
+    offline flags (``--headed`` still works)."""
+    found = CHROMIUM if Path(CHROMIUM).is_file() else shutil.which(CHROMIUM)
+    if not found:
+        pytest.fail(f"no Chromium at {CHROMIUM}: run `bash .ci/ensure-tools` (installs Debian's chromium) "
+                    "or point FXGUIDE_CHROMIUM at one", pytrace=False)
+    return {"executable_path": found, "args": list(CHROMIUM_ARGS), "headless": True, **browser_type_launch_args}
 
 
 @pytest.fixture(scope="session")

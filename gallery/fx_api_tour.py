@@ -84,16 +84,23 @@ clamp.append(traced.graph.call_function(torch.abs, (clamp,)))  # created, then p
 print([n.name for n in traced.graph.nodes])
 
 # %%
-# ``insert_arg`` and ``update_kwarg`` edit one argument and keep the use
+# ``update_kwarg`` and ``insert_arg`` edit one argument and keep the use
 # lists right; ``normalized_arguments`` spells out every argument by name
 # from the target's signature; ``is_impure`` tells dead-code elimination
 # which nodes must stay.
 
 clamp.update_kwarg("min", 0.2)
-mul = traced.graph.find_nodes(op="call_function", target=torch.mul)[0]
-mul.insert_arg(2, None)  # torch.mul(input, other, *, out=None): a third positional is wrong...
-print(mul.args)
-mul.args = mul.args[:2]  # ... so put it back
+
+
+def total(t):
+    return torch.sum(t)
+
+
+per_row = fx.symbolic_trace(total)
+summed = per_row.graph.find_nodes(op="call_function", target=torch.sum)[0]
+summed.insert_arg(1, 1)  # torch.sum(input, dim): a sum over dim 1, one total per row
+per_row.recompile()
+print(summed.args, per_row(torch.ones(2, 3)))
 # torch.clamp has two schemas (number or tensor bounds): the argument types pick one
 print(clamp.normalized_arguments(traced, arg_types=(torch.Tensor,), kwarg_types={"min": float},
                                  normalize_to_only_use_kwargs=True).kwargs)

@@ -1,66 +1,9 @@
-"""The built site has no broken internal link and loads nothing from another host (no browser needed)."""
+"""Names in the site's code and prose link to their reference: code cells through sphinx-codeautolink,
+torch's names through the committed intersphinx inventory."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-
-from fxsite.web.links import check_site
-
-
-def _site(tmp_path: Path, pages: dict[str, str]) -> Path:
-    for name, body in pages.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(f"<html><body>{body}</body></html>")
-    return tmp_path
-
-
-def test_the_checker_reports_a_missing_page_a_missing_anchor_and_an_offsite_script(tmp_path):
-    site = _site(tmp_path, {
-        "index.html": '<a href="a.html#here">ok</a> <a href="a.html#gone">anchor</a> <a href="nope.html">page</a>'
-                      '<script src="https://cdn.example/x.js"></script> <a href="https://example.org">fine</a>',
-        "a.html": '<h1 id="here">A</h1><img src="img/missing.png">',
-    })
-    found = check_site(site)
-    assert found.pages == ["a.html", "index.html"]
-    assert found.broken == [
-        "index.html: a.html#gone -> a.html has no element with id 'gone'",
-        "index.html: nope.html -> no file nope.html",
-        "a.html: img/missing.png -> no file img/missing.png",
-    ]
-    assert found.offsite_resources == ["index.html: loads https://cdn.example/x.js"]
-
-
-@pytest.mark.docs
-def test_built_site_has_no_broken_internal_link(built_site):
-    found = check_site(built_site / "html")
-    assert "reference/torch-fx-api.html" in found.pages, "the crawl from index.html did not reach the reference"
-    assert found.broken == [], "broken internal links:\n" + "\n".join(found.broken)
-
-
-@pytest.mark.docs
-def test_built_site_loads_nothing_from_another_host(built_site):
-    found = check_site(built_site / "html")
-    assert found.offsite_resources == [], "the site would not work offline:\n" + "\n".join(found.offsite_resources)
-
-
-def test_sphinx_gallerys_timing_table_keeps_its_rows_and_loses_its_cdn_scripts(tmp_path):
-    """The execution-times page sphinx-gallery writes, as this site's build reads it."""
-    from sphinx_gallery.gen_gallery import write_computation_times
-    from sphinx_gallery.gen_rst import ExampleCost
-
-    from fxsite.sphinx.offline import drop_remote_html
-
-    script = tmp_path / "example.py"
-    script.write_text("print(1)\n")
-    conf = {"write_computation_times": True, "src_dir": str(tmp_path)}
-    write_computation_times(conf, str(tmp_path), [ExampleCost(1.5, 10.0, str(script), str(tmp_path))])
-    written = (tmp_path / "sg_execution_times.rst").read_text()
-    assert "https://" in written  # what sphinx-gallery writes: scripts and styles from CDNs
-    kept = drop_remote_html(written)
-    assert "https://" not in kept and "<script" not in kept
-    assert ".. list-table::" in kept and "example.py" in kept and "01.500" in kept
 
 
 @pytest.mark.slow
