@@ -144,8 +144,7 @@ class ZooSurvey(SphinxDirective):
             warning = nodes.warning()
             warning += _paragraph(f"{survey['stale']} of the surveyed models were recorded with an earlier version "
                                   f"of fxguide's tools or of the survey than this site's, so their results may "
-                                  f"differ today (the concrete tracer changed since); `make survey` records them "
-                                  f"again.")
+                                  f"differ today; `make survey SURVEY_ARGS=--resume` records them again.")
             out.append(warning)
         rows = []
         for row in summary(survey["models"], survey["tools"]):
