@@ -43,6 +43,10 @@ from torch.utils import _pytree as pytree
 from fxsite.survey.catalogue import Entry
 
 TOOLS = ("symbolic_trace", "library_route", "concrete_trace", "export", "export_dynamic_batch")
+# The library routes run last: their extractors switch the model to train mode and back (which
+# resets mode-dependent caches, LeViT's attention biases say), and one that fails midway leaves
+# train mode behind; every tool also gets the modules' modes restored after it.
+RUN_ORDER = ("symbolic_trace", "concrete_trace", "export", "export_dynamic_batch", "library_route")
 RTOL, ATOL = 1e-3, 1e-4  # atol is scaled by the largest magnitude of the eager output
 TOOL_TIMEOUT = 300  # seconds one tool may take on one model
 EXAMPLE_SEED, OTHER_SEED = 0, 1
@@ -326,23 +330,26 @@ def survey_model(entry: Entry, timeout: float = TOOL_TIMEOUT) -> dict[str, Any]:
     except (Exception, ToolTimeout) as exc:
         record.update(status="not surveyed", reason="could not build or run eagerly: {}: {}".format(*_error(exc)))
         return record
-    for tool in TOOLS:
-        capture = None
+    modes = {module: module.training for module in model.modules()}
+    for tool in RUN_ORDER:
+        capture, inputs = None, (example, other, eager_other)
         if tool == "library_route":
             if entry.zoo not in LIBRARY_ROUTES:
                 record["tools"][tool] = None  # not applicable
                 continue
             capture = LIBRARY_ROUTES[entry.zoo]
         if tool == "export_dynamic_batch":
-            example, other = entry.make_inputs(2, EXAMPLE_SEED), entry.make_inputs(3, OTHER_SEED)
+            batch_other = entry.make_inputs(3, OTHER_SEED)
             try:
                 with time_limit(timeout):
-                    eager_other = _call(model, other)
+                    inputs = (entry.make_inputs(2, EXAMPLE_SEED), batch_other, _call(model, batch_other))
             except (Exception, ToolTimeout) as exc:
                 record["tools"][tool] = {"captured": None, "error_type": "", "matches": None,
                                          "error": "eager fails on a batch of 3: {}: {}".format(*_error(exc))}
                 continue
-        record["tools"][tool] = run_tool(tool, model, example, other, eager_other, timeout, capture)
+        record["tools"][tool] = run_tool(tool, model, *inputs, timeout, capture)
+        for module, training in modes.items():  # a tool that switched modes (and failed) must not leak it
+            module.training = training
         gc.collect()
     record["seconds"] = round(time.perf_counter() - start, 2)
     return record
