@@ -23,7 +23,8 @@ help:
 	@echo "make drift TORCH=X    run all checks against torch X in a side environment; writes drift/torch-X/"
 	@echo "                       (SURVEY=1 also runs the whole model-zoo survey there)"
 	@echo "make survey           trace every torchvision, timm and transformers model (SURVEY_ARGS='-n 4', '--sample');"
-	@echo "                       writes drift/torch-<version>/survey.json"
+	@echo "                       writes drift/torch-<version>/survey.json; SHARD=i/N runs one of N shards balanced"
+	@echo "                       by recorded time (_build/survey/shard-i-of-N.json); python -m fxsite.survey merge combines them"
 	@echo "make bench            measure build and test times (writes fxsite/bench/results.md)"
 
 venv: $(STAMP)
@@ -36,7 +37,8 @@ $(STAMP): constraints.txt pyproject.toml
 	@touch $(STAMP)
 
 # Sphinx runs unless nothing it reads changed since its last good build here (fxsite/sphinx/uptodate.py).
-docs: $(STAMP) tools
+docs: $(STAMP)
+	@bash .ci/ensure-tools docs
 	@$(PY) -m fxsite.sphinx.uptodate $(BUILDDIR)/html/.make-docs-stamp -- \
 	    $(PY) -m sphinx -b html -c . -W --keep-going $(SPHINXOPTS) docs $(BUILDDIR)/html
 
@@ -61,7 +63,7 @@ bench: $(STAMP)
 	$(PY) -m fxsite.bench $(BENCH_ARGS)
 
 survey: $(STAMP)
-	$(PY) -m fxsite.survey $(SURVEY_ARGS)
+	$(PY) -m fxsite.survey $(if $(SHARD),--shard $(SHARD)) $(SURVEY_ARGS)
 
 lock:
 	rm -rf .venv-lock && $(PYTHON) -m venv .venv-lock

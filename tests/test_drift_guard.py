@@ -652,3 +652,20 @@ def test_stream_chunks_are_joined_exactly_as_streamed():
     merged = merge_streams_exactly(chunked)
     assert len(merged) == 1 and merged[0]["text"] == "removed something: True\ndone\n"
     assert chunked[0]["text"] == "removed something:", "the notebook itself must stay unchanged"
+
+
+@pytest.mark.parametrize("installed, replaced", [("2.13.0+cpu", True), ("2.13.0", False)])
+def test_a_local_torch_build_is_replaced_by_the_index_build_before_torchvision(tmp_path, monkeypatch, installed, replaced):
+    """PyPI's torchvision loads its operators only beside PyPI's torch (a local +cpu wheel breaks nms)."""
+    python = tmp_path / "python"
+    python.write_text(f"#!/bin/sh\necho {installed}\n")
+    python.chmod(0o755)
+    monkeypatch.setenv("PIP_FIND_LINKS", "/some/wheel/folder")
+    calls = []
+    monkeypatch.setattr(side_env, "_run", lambda command, log, **kwargs: calls.append((command, kwargs)))
+    side_env._use_the_index_torch(python, tmp_path / "constraints.txt", "2.13.0", tmp_path / "log", tmp_path)
+    assert bool(calls) == replaced
+    if replaced:
+        (command, kwargs), = calls
+        assert "--force-reinstall" in command and "torch==2.13.0" in command
+        assert "PIP_FIND_LINKS" not in kwargs["env"] and kwargs["env"]["PIP_CONFIG_FILE"] == "/dev/null"

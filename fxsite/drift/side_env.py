@@ -272,8 +272,9 @@ def _run(command: list[str], log: Path, **kwargs) -> None:
         tail = "".join(log.read_text().splitlines(keepends=True)[-30:])
         hint = ""
         if "torch<=" in tail and "constraint" in tail:
-            hint = ("\npip on this machine is capped by /etc/xdg/pip (it lists the torch releases on its disk); "
-                    "`rm -r /etc/xdg/pip` lifts the cap and lets pip download newer releases.")
+            hint = ("\npip on this machine is capped by a pip configuration file (`pip config debug` names it; "
+                    "here /etc/xdg/pip lists the torch releases on the machine's disk): "
+                    "`PIP_CONFIG_FILE=/dev/null make drift TORCH=...` lifts the cap for one run.")
         raise DriftToolingError(f"{' '.join(command[:4])} ... failed (exit {done.returncode}); "
                                 f"last lines of {log}:\n{tail}{hint}")
     print(f"  {' '.join(command[2:5])} ... {time.monotonic() - started:.0f} s", flush=True)
@@ -351,6 +352,30 @@ def _install_torch_libraries(python: Path, constraints: Path, torch_version: str
     return unavailable
 
 
+def _index_only_env() -> dict[str, str]:
+    """The environment for a pip that installs from the package index alone (no local wheel folder)."""
+    env = {k: v for k, v in os.environ.items() if k != "PIP_FIND_LINKS"}
+    return {**env, "PIP_CONFIG_FILE": os.devnull}
+
+
+def _use_the_index_torch(python: Path, constraints: Path, torch_version: str, log: Path, root: Path) -> None:
+    """Replace a local torch build (``2.13.0+cpu`` from a wheel folder) with the package index's build.
+
+    PyPI's torchvision and timm are built against PyPI's torch: beside another build
+    of the same release their compiled operators do not load (``operator
+    torchvision::nms does not exist``). A machine whose pip finds a local wheel first
+    gets that build; the index's one is installed in its place.
+    """
+    found = subprocess.run([str(python), "-c", "import torch; print(torch.__version__)"],
+                           capture_output=True, text=True, check=False).stdout.strip()
+    if "+" not in found:
+        return
+    print(f"  torch {found} is a local build: installing the package index's torch {torch_version} "
+          "(the build torchvision and timm are made for)", flush=True)
+    _run([str(python), "-m", "pip", "install", "--quiet", "--force-reinstall", "-c", str(constraints),
+          f"torch=={torch_version}"], log, cwd=root, env=_index_only_env())
+
+
 def ensure_venv(torch_version: str, root: Path = ROOT) -> Path:
     """The Python of a side environment with ``torch_version``, built on first use; reused after.
 
@@ -368,10 +393,10 @@ def ensure_venv(torch_version: str, root: Path = ROOT) -> Path:
         if venv.exists():
             shutil.rmtree(venv)  # a half-built environment from an interrupted run
         for old in venv.parent.glob(f"venv-torch-{torch_version}-*"):
-            print(f"removing {old} (built for other pins; about 6 GB)", flush=True)
+            print(f"removing {old} (built for other pins; about 6 GB)", file=sys.stderr, flush=True)
             shutil.rmtree(old)
         venv.mkdir(parents=True)
-        print(f"building the side environment {venv} (torch {torch_version}; several GB) ...", flush=True)
+        print(f"building the side environment {venv} (torch {torch_version}; several GB) ...", file=sys.stderr, flush=True)
         constraints = venv / "constraints.txt"
         constraints.write_text(side_constraints((Path(root) / "constraints.txt").read_text(), torch_version,
                                                 follow_torch=torch_build_packages(_reference_requires)))
@@ -383,6 +408,8 @@ def ensure_venv(torch_version: str, root: Path = ROOT) -> Path:
         _run(pip + ["setuptools"], log)
         _run(pip + ["--no-build-isolation", "-e", ".", f"torch=={torch_version}",
                     *[r for r in requirements if r not in libraries]], log, cwd=root)
+        if libraries:
+            _use_the_index_torch(python, constraints, torch_version, log, root)
         unavailable = _install_torch_libraries(python, constraints, torch_version, libraries, log, root)
         (venv / UNAVAILABLE).write_text(json.dumps(unavailable, indent=1, sort_keys=True) + "\n")
         stamp.write_text(str(Path(root).resolve()))
@@ -574,6 +601,13 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     survey = "--survey" in args[1:]
     args = [a for a in args if a != "--survey"] if survey else args
+    if args[:1] == ["--python"] and len(args) == 2:
+        try:  # the interpreter to run anything else on that torch (a survey shard, say)
+            print(sys.executable if args[1] == REFERENCE_TORCH else ensure_venv(check_version(args[1]), ROOT))
+        except (DriftToolingError, ValueError, OSError) as error:
+            print(f"make drift: could not make the environment of torch {args[1]}: {error}", file=sys.stderr)
+            return EXIT_COULD_NOT_RUN
+        return EXIT_SAME
     if args == ["--newest"]:
         try:
             print(newest_torch())
@@ -584,6 +618,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 1:
         print("usage: python -m fxsite.drift.side_env TORCH_VERSION [--survey]  (e.g. 2.14.1)\n"
               "       python -m fxsite.drift.side_env --newest  (print the newest torch pip would install)\n"
+              "       python -m fxsite.drift.side_env --python TORCH_VERSION  (print that torch's interpreter)\n"
               "exit status: 0 no drift, 1 drift found (both write the report), 2 could not run (nothing written)",
               file=sys.stderr)
         return EXIT_COULD_NOT_RUN

@@ -4,7 +4,8 @@
 ``causes`` (failures grouped by cause, each linked to the guide's entry where
 there is one) or ``models`` (every model and tool, in a table filtered by
 inline JavaScript: no external script). Each part covers every committed
-``drift/torch-<version>/survey.json``, newest torch first; a partial survey
+``drift/torch-<version>/survey.json``: the reference torch's (the one
+``constraints.txt`` pins) first, then the others newest first; a partial survey
 says so. The tables are built when the page is read, not executed in a cell:
 the data is checked by ``tests/test_survey_sample.py``, not by output snapshots.
 """
@@ -24,14 +25,14 @@ from sphinx.util.docutils import SphinxDirective
 PARTS = ("summary", "causes", "models")
 
 
-def load_surveys(drift: Path) -> list[tuple[str, dict[str, Any]]]:
-    """``(torch version, survey)`` for every ``drift/torch-*/survey.json``, newest first."""
+def load_surveys(drift: Path, reference: str | None = None) -> list[tuple[str, dict[str, Any]]]:
+    """``(torch version, survey)`` for every ``drift/torch-*/survey.json``: ``reference`` first, then newest first."""
     found = []
     for path in drift.glob("torch-*/survey.json"):
         version = path.parent.name.removeprefix("torch-")
         found.append((version, json.loads(path.read_text())))
-    return sorted(found, key=lambda item: [int(p) if p.isdigit() else 0 for p in re.split(r"[.+]", item[0])],
-                  reverse=True)
+    return sorted(found, key=lambda item: (item[0] != reference,
+                                           [-int(p) if p.isdigit() else 0 for p in re.split(r"[.+]", item[0])]))
 
 
 def _slug(version: str) -> str:
@@ -91,15 +92,18 @@ class ZooSurvey(SphinxDirective):
         part = self.arguments[0]
         if part not in PARTS:
             raise self.error(f"zoo-survey: PART must be one of {', '.join(PARTS)}, not {part!r}")
+        from fxsite.drift.report import REFERENCE_TORCH
+
         drift = Path(self.env.app.confdir) / "drift"
-        surveys = load_surveys(drift)
+        surveys = load_surveys(drift, REFERENCE_TORCH)
         for version, _ in surveys:
             self.env.note_dependency(str(drift / f"torch-{version}" / "survey.json"))
         if not surveys:
             return [_paragraph("No survey has been committed yet: run make survey.")]
         result: list[nodes.Node] = []
         for version, survey in surveys:
-            result.append(nodes.rubric(text=f"torch {version}"))
+            role = " (the reference torch)" if version == REFERENCE_TORCH else ""
+            result.append(nodes.rubric(text=f"torch {version}{role}"))
             result += getattr(self, f"_{part}")(version, survey)
         if part == "summary":
             surveyed = {version for version, _ in surveys}
@@ -140,8 +144,7 @@ class ZooSurvey(SphinxDirective):
             warning = nodes.warning()
             warning += _paragraph(f"{survey['stale']} of the surveyed models were recorded with an earlier version "
                                   f"of fxguide's tools or of the survey than this site's, so their results may "
-                                  f"differ today (the concrete tracer changed since); `make survey` records them "
-                                  f"again.")
+                                  f"differ today; `make survey SURVEY_ARGS=--resume` records them again.")
             out.append(warning)
         rows = []
         for row in summary(survey["models"], survey["tools"]):
@@ -279,11 +282,23 @@ def models_html(version: str, survey: dict[str, Any]) -> str:
 
 
 STYLE = """
-.zoo-survey-table td.ok { color: #1a7f37; }
-.zoo-survey-table td.fails { color: #cf222e; }
-.zoo-survey-table td.differs { color: #9a6700; }
+.zoo-survey-table td.ok { color: #116329; }
+.zoo-survey-table td.fails { color: #a40e26; }
+.zoo-survey-table td.differs { color: #6f4400; }
+html[data-theme="dark"] .zoo-survey-table td.ok { color: #7ee787; }
+html[data-theme="dark"] .zoo-survey-table td.fails { color: #ffa198; }
+html[data-theme="dark"] .zoo-survey-table td.differs { color: #e3b341; }
 .zoo-survey-table td, .zoo-survey-table th { white-space: nowrap; font-size: 0.85em; padding: 0.2em 0.5em; }
+.zoo-survey-table td:first-child, .zoo-survey-table th:first-child {
+  position: sticky; left: 0; background: var(--pst-color-background, #fff); z-index: 1; }
 .zoo-survey-filter { display: flex; gap: 0.5em; flex-wrap: wrap; margin-bottom: 0.5em; }
+@media (max-width: 40em) {
+  /* a phone: the model column stays put, cells keep their mark and node count, the error name
+     moves to the cell's tooltip, and the category goes */
+  .zoo-survey-table td a, .zoo-survey-table td small { display: none; }
+  .zoo-survey-table td, .zoo-survey-table th { font-size: 0.75em; padding: 0.15em 0.3em; }
+  .zoo-survey-filter input, .zoo-survey-filter select { flex: 1 1 45%; min-width: 0; }
+}
 """
 
 

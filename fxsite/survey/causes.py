@@ -20,6 +20,7 @@ from fxsite.survey.tools import TOOLS, pattern
 
 TOOL_TITLES = {
     "symbolic_trace": "fx.symbolic_trace",
+    "library_route": "library's FX route",
     "hf_symbolic_trace": "transformers FX (4.x only)",
     "concrete_trace": "concrete_trace",
     "export": "export",

@@ -113,8 +113,12 @@ def merge(folder: Path, keys: list[str] | None = None) -> dict[str, Any]:
                        "status": "not surveyed", "tools": {},
                        "reason": entry.skip or "no record: not run yet, or the model timed out or crashed its worker"})
     runs = [json.loads(p.read_text()) for p in sorted(folder.glob("run-*.json"))]
+    return _document(models, runs, missing)
+
+
+def _document(models: list[dict[str, Any]], runs: list[dict[str, Any]], missing: int) -> dict[str, Any]:
     current = fxguide_key()
-    document: dict[str, Any] = {
+    return {
         "versions": versions(),
         "complete": missing == 0 and not unavailable_zoos(),
         "missing": missing,
@@ -129,5 +133,59 @@ def merge(folder: Path, keys: list[str] | None = None) -> dict[str, Any]:
         "tool_timeout_seconds": TOOL_TIMEOUT,
         "models": models,
     }
+
+
+class ShardError(ValueError):
+    """Shard results that cannot be merged: mixed environments, or a shard given twice."""
+
+
+def merge_shards(documents: list[dict[str, Any]]) -> dict[str, Any]:
+    """One survey document from the documents of the shards of one run (``--shard i/N``).
+
+    Every model the run split (``shard["all"]``, catalogue order) comes out once. A missing shard, or
+    one that did not survey all its models, is named under ``"shards"`` and its
+    models stay "not surveyed" with the reason: never silently dropped. Shards made
+    with other library versions or another survey code raise :class:`ShardError`.
+    """
+    if not documents:
+        raise ShardError("merge: no shard results given; pass the shard-*.json files of one run")
+    counts = {d.get("shard", {}).get("count") for d in documents}
+    if len(counts) != 1 or None in counts:
+        raise ShardError(f"merge: every file must be a shard of one run (--shard i/N with one N); found N = {counts}")
+    count = counts.pop()
+    seen: dict[int, dict[str, Any]] = {}
+    for document in documents:
+        index = document["shard"]["index"]
+        if index in seen:
+            raise ShardError(f"merge: shard {index}/{count} given twice")
+        for field in ("versions", "fxguide", "tools", "unavailable"):
+            if document[field] != documents[0][field]:
+                raise ShardError(f"merge: shard {index}/{count} has {field} {document[field]!r}, shard "
+                                 f"{documents[0]['shard']['index']}/{count} has {documents[0][field]!r}: "
+                                 "shards of one run must come from one environment and one survey code")
+        seen[index] = document
+        if document["shard"]["all"] != documents[0]["shard"]["all"]:
+            raise ShardError(f"merge: shard {index}/{count} splits another list of models than shard "
+                             f"{documents[0]['shard']['index']}/{count}: the shards come from different runs")
+    by_key = {f"{m['zoo']}/{m['model']}": m for d in seen.values() for m in d["models"]}
+    absent = sorted(set(range(1, count + 1)) - set(seen))
+    entries = catalogue()
+    failed = [f"{i}/{count}: {d['missing']} of its {len(d['models'])} models have no record"
+              for i, d in sorted(seen.items()) if d["missing"]]
+    models, missing = [], sum(d["missing"] for d in seen.values())
+    for key in documents[0]["shard"]["all"]:
+        entry, model = entries[key], by_key.get(key)
+        if model is None:
+            missing += 1
+            model = {"zoo": entry.zoo, "category": entry.category, "model": entry.name, "input": entry.shape,
+                     "status": "not surveyed", "tools": {},
+                     "reason": entry.skip or f"no shard result: shard(s) {', '.join(f'{i}/{count}' for i in absent)} missing"}
+        models.append(model)
+    document = _document(models, [r for _, d in sorted(seen.items()) for r in d["runs"]], missing)
+    first = documents[0]  # the shards' environment, not the merging one's
+    document.update(versions=first["versions"], unavailable=first["unavailable"], fxguide=first["fxguide"],
+                    complete=missing == 0 and not first["unavailable"],
+                    stale=sum(m["status"] == "surveyed" and m.get("fxguide") != first["fxguide"] for m in models),
+                    shards={"count": count, "missing": [f"{i}/{count}" for i in absent], "failed": failed})
     return document
 

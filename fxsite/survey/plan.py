@@ -8,6 +8,8 @@ the sample or the order of a run does not make the committed records stale.
 from __future__ import annotations
 
 import re
+import statistics
+from collections.abc import Mapping
 
 from fxsite.survey.catalogue import ZOOS
 
@@ -37,3 +39,43 @@ def run_order(keys: list[str]) -> list[str]:
     while any(queues):
         ordered += [queue.pop(0) for queue in queues if queue]
     return ordered + slow
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"i/N"`` as ``(i, N)``, 1 <= i <= N.
+
+    >>> parse_shard("2/8")
+    (2, 8)
+    >>> parse_shard("9/8")
+    Traceback (most recent call last):
+    ...
+    ValueError: shard '9/8': expected i/N with 1 <= i <= N, e.g. 1/8
+    """
+    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", str(text))
+    index, count = (int(match.group(1)), int(match.group(2))) if match else (0, 0)
+    if not 1 <= index <= count:
+        raise ValueError(f"shard {text!r}: expected i/N with 1 <= i <= N, e.g. 1/8")
+    return index, count
+
+
+def shards(keys: list[str], count: int, seconds: Mapping[str, float]) -> list[list[str]]:
+    """``keys`` split into ``count`` shards of about equal recorded time.
+
+    Longest first, each model to the shard with the least time so far (a model
+    with no recorded time counts as the median of the others). Every key is in
+    exactly one shard; the split depends only on the keys and the times.
+
+    >>> shards(["a", "b", "c", "d"], 2, {"a": 9.0, "b": 5.0, "c": 4.0, "d": 1.0})
+    [['a', 'd'], ['b', 'c']]
+    """
+    if count < 1:
+        raise ValueError(f"shards: count must be at least 1, got {count}")
+    known = [seconds[k] for k in keys if k in seconds]
+    default = statistics.median(known) if known else 1.0
+    cost = {k: float(seconds.get(k, default)) for k in keys}
+    loads: list[tuple[float, int, list[str]]] = [(0.0, i, []) for i in range(count)]
+    for key in sorted(keys, key=lambda k: (-cost[k], k)):
+        total, i, members = min(loads)
+        members.append(key)
+        loads[i] = (total + cost[key], i, members)
+    return [members for _, _, members in sorted(loads, key=lambda load: load[1])]

@@ -6,6 +6,11 @@ The tools (:data:`TOOLS`):
   parameter the example does not pass bound to its default (``concrete_args``),
   as a user would;
 - ``concrete_trace``: fxguide's :func:`fxguide.tracing.concrete.concrete_trace`;
+- ``library_route``: the FX route the model's own library gives its users, with
+  that library's tracer settings: timm's ``create_feature_extractor`` (its
+  registered leaf modules and wrapped functions), torchvision's
+  ``create_feature_extractor``, each asked for the graph's last node as timm's
+  own FX tests do (Hugging Face models: none; transformers 5 has no FX tracer);
 - ``export``: ``torch.export.export`` on the example (static shapes);
 - ``export_dynamic_batch``: ``torch.export.export`` on a batch of 2 with
   ``Dim.AUTO`` on the first dimension of every tensor input.
@@ -37,7 +42,11 @@ from torch.utils import _pytree as pytree
 
 from fxsite.survey.catalogue import Entry
 
-TOOLS = ("symbolic_trace", "concrete_trace", "export", "export_dynamic_batch")
+TOOLS = ("symbolic_trace", "library_route", "concrete_trace", "export", "export_dynamic_batch")
+# The library routes run last: their extractors switch the model to train mode and back (which
+# resets mode-dependent caches, LeViT's attention biases say), and one that fails midway leaves
+# train mode behind; every tool also gets the modules' modes restored after it.
+RUN_ORDER = ("symbolic_trace", "concrete_trace", "export", "export_dynamic_batch", "library_route")
 RTOL, ATOL = 1e-3, 1e-4  # atol is scaled by the largest magnitude of the eager output
 TOOL_TIMEOUT = 300  # seconds one tool may take on one model
 EXAMPLE_SEED, OTHER_SEED = 0, 1
@@ -186,6 +195,40 @@ def _symbolic_trace(model, args, kwargs):
     return gm, len(gm.graph.nodes)
 
 
+def _last_node_extractor(model, get_graph_node_names, create_feature_extractor):
+    """A library's feature extractor asked for the eval graph's last node, returning it alone."""
+    last = get_graph_node_names(model)[1][-1]
+    extractor = create_feature_extractor(model, return_nodes={last: "out"})
+    return _ReturnOnly(extractor, "out"), len(extractor.graph.nodes)
+
+
+class _ReturnOnly(nn.Module):
+    """``extractor(...)[key]``: the extractor's one output, as the model itself returns it."""
+
+    def __init__(self, extractor: nn.Module, key: str) -> None:
+        super().__init__()
+        self.extractor, self.key = extractor, key
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        return self.extractor(*args, **kwargs)[self.key]
+
+
+def _timm_route(model, args, kwargs):
+    from timm.layers._fx import create_feature_extractor, get_graph_node_names
+    return _last_node_extractor(model, get_graph_node_names, create_feature_extractor)
+
+
+def _torchvision_route(model, args, kwargs):
+    from torchvision.models.feature_extraction import create_feature_extractor, get_graph_node_names
+    return _last_node_extractor(model, get_graph_node_names, create_feature_extractor)
+
+
+LIBRARY_ROUTES: dict[str, Callable[..., tuple[Callable[..., Any], int]]] = {
+    "timm": _timm_route,
+    "torchvision": _torchvision_route,
+}
+
+
 def _concrete_trace(model, args, kwargs):
     from fxguide.tracing.concrete import concrete_trace
     gm = concrete_trace(model, args, kwargs)
@@ -214,6 +257,7 @@ def _export_dynamic_batch(model, args, kwargs):
 
 CAPTURE: dict[str, Callable[..., tuple[Callable[..., Any], int]]] = {
     "symbolic_trace": _symbolic_trace,
+    # "library_route": chosen by zoo from LIBRARY_ROUTES in survey_model
     "concrete_trace": _concrete_trace,
     "export": _export,
     "export_dynamic_batch": _export_dynamic_batch,
@@ -227,8 +271,9 @@ def _call(module: Callable[..., Any], inputs: tuple[tuple[Any, ...], dict[str, A
         return module(*args, **kwargs)
 
 
-def run_tool(tool: str, model: nn.Module, example, other, eager_other, timeout: float = TOOL_TIMEOUT) -> dict[str, Any]:
-    """Capture ``model`` with ``tool`` on ``example``, then compare on ``other`` with ``eager_other``."""
+def run_tool(tool: str, model: nn.Module, example, other, eager_other, timeout: float = TOOL_TIMEOUT,
+             capture: Callable[..., tuple[Callable[..., Any], int]] | None = None) -> dict[str, Any]:
+    """Capture ``model`` with ``tool`` (or ``capture``) on ``example``, then compare on ``other`` with ``eager_other``."""
     record: dict[str, Any] = {"captured": False, "error_type": "", "error": "", "nodes": None,
                               "matches": None, "mismatch": "", "seconds": 0.0}
     start = time.perf_counter()
@@ -237,7 +282,7 @@ def run_tool(tool: str, model: nn.Module, example, other, eager_other, timeout: 
             warnings.simplefilter("ignore")
             torch.manual_seed(0)
             try:
-                captured, nodes = CAPTURE[tool](model, *example)
+                captured, nodes = (capture or CAPTURE[tool])(model, *example)
             except Exception as exc:
                 record["error_type"], record["error"] = _error(exc)
                 return record
@@ -285,17 +330,26 @@ def survey_model(entry: Entry, timeout: float = TOOL_TIMEOUT) -> dict[str, Any]:
     except (Exception, ToolTimeout) as exc:
         record.update(status="not surveyed", reason="could not build or run eagerly: {}: {}".format(*_error(exc)))
         return record
-    for tool in TOOLS:
+    modes = {module: module.training for module in model.modules()}
+    for tool in RUN_ORDER:
+        capture, inputs = None, (example, other, eager_other)
+        if tool == "library_route":
+            if entry.zoo not in LIBRARY_ROUTES:
+                record["tools"][tool] = None  # not applicable
+                continue
+            capture = LIBRARY_ROUTES[entry.zoo]
         if tool == "export_dynamic_batch":
-            example, other = entry.make_inputs(2, EXAMPLE_SEED), entry.make_inputs(3, OTHER_SEED)
+            batch_other = entry.make_inputs(3, OTHER_SEED)
             try:
                 with time_limit(timeout):
-                    eager_other = _call(model, other)
+                    inputs = (entry.make_inputs(2, EXAMPLE_SEED), batch_other, _call(model, batch_other))
             except (Exception, ToolTimeout) as exc:
                 record["tools"][tool] = {"captured": None, "error_type": "", "matches": None,
                                          "error": "eager fails on a batch of 3: {}: {}".format(*_error(exc))}
                 continue
-        record["tools"][tool] = run_tool(tool, model, example, other, eager_other, timeout)
+        record["tools"][tool] = run_tool(tool, model, *inputs, timeout, capture)
+        for module, training in modes.items():  # a tool that switched modes (and failed) must not leak it
+            module.training = training
         gc.collect()
     record["seconds"] = round(time.perf_counter() - start, 2)
     return record
