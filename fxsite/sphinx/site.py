@@ -11,7 +11,9 @@ It holds what the site needs beyond the stock theme, each part in its own module
   model-zoo survey page from the committed ``drift/torch-*/survey.json``;
 - ``templates/``: the sidebar that shows the whole guide, section by section, and the
   theme's search button with an accessible name that matches its text;
-- ``static/accessibility.css``: gives sphinx-gallery's thumbnail links back their names.
+- ``static/accessibility.css``: gives sphinx-gallery's thumbnail links back their names;
+- ``static/search-scorer.js``: the site search ranks a section whose heading the query
+  covers (an error message, a symptom) first.
 
 Beside it, :mod:`fxsite.web.serve` serves the built site (``make serve``).
 """
@@ -29,6 +31,8 @@ def _add_templates(app, config) -> None:
         config.templates_path.append(str(TEMPLATES))
     if str(STATIC) not in config.html_static_path:
         config.html_static_path.append(str(STATIC))
+    if not config.html_search_scorer:
+        config.html_search_scorer = str(STATIC / "search-scorer.js")
 
 
 def setup(app) -> dict:

@@ -205,10 +205,9 @@ def test_every_image_is_displayed(visit):
 def _search(page, query: str) -> list[str]:
     """Search the site for ``query`` (what the search box submits); return the result links, best first."""
     page.goto("search.html?" + urlencode({"q": query}))
-    summary = page.locator("#search-results .search-summary")
-    summary.wait_for()
-    page.wait_for_function(
-        "() => !document.querySelector('#search-results .search-summary').textContent.includes('Searching')")
+    # Sphinx lists the results one by one; when the last is shown, its heading "Searching"
+    # becomes "Search Results" (the summary paragraph starts empty, so it cannot tell).
+    page.wait_for_function("() => document.querySelector('#search-results h2')?.textContent === 'Search Results'")
     return page.eval_on_selector_all("#search-results ul.search li a", "links => links.map(a => a.href)")
 
 
