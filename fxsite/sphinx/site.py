@@ -9,7 +9,11 @@ It holds what the site needs beyond the stock theme, each part in its own module
   docstrings), each ``torch.fx`` entry listing the guide's examples that use it;
 - :mod:`fxsite.sphinx.survey`: the ``zoo-survey`` directive that renders the
   model-zoo survey page from the committed ``drift/torch-*/survey.json``;
-- ``templates/``: the sidebar that shows the whole guide, section by section.
+- ``templates/``: the sidebar that shows the whole guide, section by section, and the
+  theme's search button with an accessible name that matches its text;
+- ``static/accessibility.css``: gives sphinx-gallery's thumbnail links back their names;
+- ``static/search-scorer.js``: the site search ranks a section whose heading the query
+  covers (an error message, a symptom) first.
 
 Beside it, :mod:`fxsite.web.serve` serves the built site (``make serve``).
 """
@@ -19,11 +23,16 @@ from __future__ import annotations
 from pathlib import Path
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
+STATIC = Path(__file__).resolve().parent / "static"
 
 
 def _add_templates(app, config) -> None:
     if str(TEMPLATES) not in config.templates_path:
         config.templates_path.append(str(TEMPLATES))
+    if str(STATIC) not in config.html_static_path:
+        config.html_static_path.append(str(STATIC))
+    if not config.html_search_scorer:
+        config.html_search_scorer = str(STATIC / "search-scorer.js")
 
 
 def setup(app) -> dict:
@@ -31,6 +40,7 @@ def setup(app) -> dict:
     from fxsite.sphinx import apiref, notebooks, survey
 
     app.connect("config-inited", _add_templates)
+    app.add_css_file("accessibility.css")
     notebooks.setup(app)
     apiref.setup(app)
     survey.setup(app)

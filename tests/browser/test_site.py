@@ -17,6 +17,15 @@ import pytest
 pytestmark = [pytest.mark.docs, pytest.mark.browser]
 
 ERRORS_PAGE = "reference/errors.html"
+# axe-core, pinned in .ci/axe/package-lock.json and installed there by .ci/ensure-tools (npm ci).
+AXE = Path(__file__).resolve().parents[2] / ".ci" / "axe" / "node_modules" / "axe-core" / "axe.min.js"
+# The accessibility rules checked on every page: WCAG 2.0 and 2.1, levels A and AA.
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+_AXE_RUN = """async (tags) => {
+  const result = await axe.run(document, {runOnly: {type: "tag", values: tags}, resultTypes: ["violations"]});
+  return result.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
+                                      nodes: v.nodes.map(n => n.target.join(" ")).slice(0, 5), count: v.nodes.length}));
+}"""
 # Pages Sphinx writes that no link leads to but readers still open: the search
 # form's target, the general index and the Python module index.
 UNLINKED = ("search.html", "genindex.html", "py-modindex.html")
@@ -82,6 +91,7 @@ class Visit:
     graph_drawings: dict[str, list[str]] = field(default_factory=dict)
     figures: dict[str, list[str]] = field(default_factory=dict)
     downloads: dict[str, list[str]] = field(default_factory=dict)  # sphinx-gallery's download buttons
+    accessibility: list[str] | None = None  # axe-core's violations, one line each; None: axe-core missing
 
 
 @pytest.fixture(scope="session")
@@ -98,6 +108,8 @@ def visit(site_context, site_url, built_site, offsite) -> Visit:
 
     ids: dict[str, set[str]] = {}
     links: list[tuple[str, str]] = []
+    if AXE.is_file():
+        seen.accessibility = []
     queue = ["index.html", *(p for p in UNLINKED if (built_site / "html" / p).is_file())]
     while queue:
         name = queue.pop(0)
@@ -118,6 +130,11 @@ def visit(site_context, site_url, built_site, offsite) -> Visit:
         if found["figures"]:
             seen.figures[name] = found["figures"]
         seen.downloads[name] = found["downloads"]
+        if seen.accessibility is not None:
+            page.add_script_tag(path=str(AXE))
+            for v in page.evaluate(_AXE_RUN, AXE_TAGS):
+                seen.accessibility.append(f"{name}: {v['id']} ({v['impact']}, {v['count']} elements): {v['help']}; "
+                                          f"e.g. {', '.join(v['nodes'])}")
         for href in found["links"]:
             if not href.startswith(site_url):
                 continue
@@ -172,6 +189,15 @@ def test_every_internal_link_resolves(visit):
     assert visit.broken_links == [], _report(visit.broken_links)
 
 
+def test_every_page_passes_axe_wcag_a_and_aa(visit):
+    """axe-core's WCAG 2 A and AA rules find no violation on any page the crawl reaches."""
+    if visit.accessibility is None:
+        pytest.fail(f"axe-core is missing ({AXE}): run `bash .ci/ensure-tools` (it runs `npm ci` in .ci/axe; "
+                    "needs Node.js and npm, e.g. `sudo apt-get install npm`)", pytrace=False)
+    assert len(visit.pages) > 10
+    assert visit.accessibility == [], "axe-core violations:\n" + _report(visit.accessibility)
+
+
 def test_every_image_is_displayed(visit):
     assert visit.broken_images == [], _report(visit.broken_images)
 
@@ -179,10 +205,9 @@ def test_every_image_is_displayed(visit):
 def _search(page, query: str) -> list[str]:
     """Search the site for ``query`` (what the search box submits); return the result links, best first."""
     page.goto("search.html?" + urlencode({"q": query}))
-    summary = page.locator("#search-results .search-summary")
-    summary.wait_for()
-    page.wait_for_function(
-        "() => !document.querySelector('#search-results .search-summary').textContent.includes('Searching')")
+    # Sphinx lists the results one by one; when the last is shown, its heading "Searching"
+    # becomes "Search Results" (the summary paragraph starts empty, so it cannot tell).
+    page.wait_for_function("() => document.querySelector('#search-results h2')?.textContent === 'Search Results'")
     return page.eval_on_selector_all("#search-results ul.search li a", "links => links.map(a => a.href)")
 
 
