@@ -42,6 +42,9 @@ def divide_by_rows(x: torch.Tensor) -> torch.Tensor:
     tensor([0.2500, 0.2500])
     """
     _require_tensor(x, "divide_by_rows")
+    if isinstance(x, torch.Tensor) and x.dim() == 0:
+        raise ValueError("divide_by_rows: x is a 0-d tensor (one number), which has no rows; pass a tensor "
+                         "of at least one dimension")
     return x / len(x)
 
 
@@ -57,7 +60,7 @@ def as_int(value: object) -> int:
     """
     try:
         return int(value)
-    except (TypeError, ValueError) as error:
+    except (TypeError, ValueError, OverflowError) as error:
         raise TypeError(f"as_int: cannot convert {value!r} to int ({error})") from None
 
 
@@ -76,6 +79,10 @@ def all_of(*conditions: object) -> bool:
     """
     if not conditions:
         raise ValueError("all_of: give at least one condition")
+    for number, condition in enumerate(conditions, 1):
+        if isinstance(condition, torch.Tensor) and condition.numel() != 1:
+            raise ValueError(f"all_of: condition {number} is a tensor of {condition.numel()} values, which is "
+                             f"neither true nor false; reduce it first with .all() or .any()")
     return all(bool(c) for c in conditions)
 
 

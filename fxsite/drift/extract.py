@@ -232,6 +232,9 @@ def gallery_snippets(script: Path, gallery_out: Path | None = None, root: Path =
         )
     lines = rst.read_text().splitlines()
     marks = [(n, m) for n, line in enumerate(lines) if (m := _SG_MARK.match(line))]
+    if not marks:
+        raise ValueError(f"{script.relative_to(root)}: {rst} is not a page sphinx-gallery generated (no "
+                         f"'.. GENERATED FROM PYTHON SOURCE LINES' marks); rebuild the docs (make docs)")
     snippets = []
     for k, (n, mark) in enumerate(marks):
         end = marks[k + 1][0] if k + 1 < len(marks) else len(lines)
