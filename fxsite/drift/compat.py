@@ -243,7 +243,8 @@ def render_page(reports: list[dict], current: dict[str, dict[int, snapshots.Expe
     ]
     for cov in covs:
         kinds = [(s, sum(1 for e in cov.differs if e["status"] == s)) for s in
-                 ("changed", "newly raising", "no longer raising", "not recorded", "no longer shown")]
+                 ("changed", "newly raising", "newly hangs", "no longer raising", "not recorded",
+                  "no longer shown")]
         differ = str(len(cov.differs)) + (" (" + ", ".join(f"{n} {s}" for s, n in kinds if n) + ")"
                                           if cov.differs else "")
         tests = ", ".join(f"{n} {k}" for k, n in cov.tests.items()) or "not run"
