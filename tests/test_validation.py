@@ -233,7 +233,7 @@ TABLE = [
     ("extract_features-leaf_types-class", lambda: extract_features(_Encoder(), ["encoder"], leaf_types=nn.Linear),
      TypeError, "extract_features: leaf_types must be a list (or tuple, set) of items"),
     ("divide_by_rows-0-dim", lambda: wrapping.divide_by_rows(torch.tensor(1.0)), ValueError,
-     "divide_by_rows: x is a 0-d tensor (one number), which has no rows"),
+     "divide_by_rows: expected a tensor of at least 1 dimension(s), got a 0-d one"),
     ("as_int-inf", lambda: wrapping.as_int(math.inf), TypeError, "as_int: cannot convert inf to int"),
     ("all_of-tensor", lambda: wrapping.all_of(torch.tensor([1, 0])), ValueError,
      "all_of: condition 1 is a tensor of 2 values"),

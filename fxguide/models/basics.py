@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from fxguide._checks import int_at_least, seed_value
+from fxguide._checks import int_at_least
 
 
 def seeded(factory, *args, seed: int = 0, **kwargs):
@@ -23,7 +23,8 @@ def seeded(factory, *args, seed: int = 0, **kwargs):
     """
     if not callable(factory):
         raise TypeError(f"seeded: factory must be callable (a model class or function), got {type(factory).__name__}")
-    seed_value("seeded", seed)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seeded: seed must be an int, got {seed!r} ({type(seed).__name__})")
     if isinstance(factory, nn.Module):
         raise TypeError(f"seeded: factory must build the model (a class such as TinyMLP), got the instance "
                         f"{type(factory).__name__}(); pass the class and its arguments: seeded(TinyMLP, 4)")

@@ -154,8 +154,8 @@ def add_to_first_columns(x, y):
 
 
 def add_to_first_columns_with_cat(x, y):
-    first = x[:, 0:2] + y.expand_as(x[:, 0:2])  # y must fit the slice, as `+=` requires
-    return torch.cat([first, x[:, 2:]], dim=1)  # builds a new tensor
+    first = x[:, 0:2]
+    return torch.cat([first + y.expand_as(first), x[:, 2:]], dim=1)  # a new tensor; y must fit, as for +=
 
 
 def matmul_operator(a, b):

@@ -30,9 +30,11 @@ __all__ = ["all_of", "as_int", "divide_by_rows", "fresh_noise", "sizes_tensor"]
 torch.fx.wrap("len")
 
 
-def _require_tensor(x: object, caller: str) -> None:
+def _require_tensor(x: object, caller: str, dims: int = 0) -> None:
     if not isinstance(x, (torch.Tensor, torch.fx.Proxy)):
         raise TypeError(f"{caller}: expected a tensor, got {type(x).__name__}")
+    if isinstance(x, torch.Tensor) and x.dim() < dims:
+        raise ValueError(f"{caller}: expected a tensor of at least {dims} dimension(s), got a {x.dim()}-d one")
 
 
 def divide_by_rows(x: torch.Tensor) -> torch.Tensor:
@@ -41,10 +43,7 @@ def divide_by_rows(x: torch.Tensor) -> torch.Tensor:
     >>> divide_by_rows(torch.ones(4, 2))[0]
     tensor([0.2500, 0.2500])
     """
-    _require_tensor(x, "divide_by_rows")
-    if isinstance(x, torch.Tensor) and x.dim() == 0:
-        raise ValueError("divide_by_rows: x is a 0-d tensor (one number), which has no rows; pass a tensor "
-                         "of at least one dimension")
+    _require_tensor(x, "divide_by_rows", dims=1)  # a 0-d tensor has no rows
     return x / len(x)
 
 
