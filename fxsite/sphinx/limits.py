@@ -18,9 +18,10 @@ changes it), to each page's kernel and each example.
 - **Examples** run inside Sphinx's own process, where nothing else bounds them.
   While an example runs, a ``SIGALRM`` timer raises ``ExecutionLimitExceeded``
   in its code at the limit (sphinx-gallery then reports the example and the line
-  as failing), and the process's data size is capped at its size when the example
-  started plus the budget (an allocation beyond it fails: ``MemoryError``, or
-  torch's "can't allocate memory").
+  as failing), and a thread watching the process's resident size makes its code
+  raise ``MemoryError`` once it has grown by more than the budget. Only the
+  example's code is interrupted: a cap on the whole process would also fail the
+  allocations of Sphinx's other threads and leave modules half imported.
 - **A backstop** for code a signal cannot interrupt (a C call that never returns
   to Python): a watchdog process (:func:`watch`) stops the whole build, naming the
   example, ``fxguide_grace_seconds`` (30 s) after its limit.
@@ -69,14 +70,14 @@ def data_size() -> int:
     return int(re.search(r"^VmData:\s+(\d+) kB", status, re.MULTILINE).group(1)) << 10
 
 
-def _capped(soft: int, hard: int) -> int:
-    return soft if hard == resource.RLIM_INFINITY else min(soft, hard)
-
-
 def cap_data() -> None:
-    """Cap this process's data size at its current size plus :func:`memory_budget` (a page's kernel calls it)."""
+    """Cap this process's data size at its current size plus :func:`memory_budget` (a page's kernel calls it).
+
+    The kernel runs nothing but the page, so an allocation past the cap fails the page's cell.
+    """
     _, hard = resource.getrlimit(resource.RLIMIT_DATA)
-    resource.setrlimit(resource.RLIMIT_DATA, (_capped(data_size() + memory_budget(), hard), hard))
+    soft = data_size() + memory_budget()
+    resource.setrlimit(resource.RLIMIT_DATA, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
 
 
 # -- pages ---------------------------------------------------------------------------
@@ -154,18 +155,53 @@ def execute_notebook(nb, cwd, timeout, allow_errors, meta_override=True, record_
 # -- examples --------------------------------------------------------------------------
 
 
+def resident_size() -> int:
+    """This process's resident memory in bytes (what it holds in RAM now)."""
+    return int(Path("/proc/self/statm").read_text().split()[1]) * resource.getpagesize()
+
+
 class _Example:
-    """The example now running: its name, its deadline, and the watchdog that enforces it."""
+    """The example now running: its name, its limits, and whether its code is running now."""
 
     def __init__(self) -> None:
         self.name = ""
         self.limit = float(DEFAULT_TIMEOUT)
-        self.deadline = 0.0
-        self.data_cap = 0  # the most data the process may hold while the example runs
+        self.deadline = 0.0  # 0: no example is running
+        self.memory_cap = 0  # the resident size the process may reach while the example runs
+        self.in_code = False  # inside one of the example's blocks (not sphinx-gallery's own code)
+        self.pending: Exception | None = None  # a stop that arrived between two blocks
         self.watchdog: subprocess.Popen | None = None
+        self.monitor: threading.Thread | None = None
+
+    def stop_now(self) -> Exception:
+        if time.monotonic() >= self.deadline:
+            return ExecutionLimitExceeded(
+                f"{self.name} ran longer than its time limit of {self.limit:g} s and was stopped "
+                f"(nb_execution_timeout in conf.py; FXGUIDE_TIMEOUT changes it): it hangs, or it is too slow")
+        return MemoryError(f"{self.name} grew by more than {memory_budget() >> 20} MB and was stopped "
+                           f"({MEMORY_ENV} changes the budget)")
 
 
 _NOW = _Example()
+
+
+def _on_alarm(signum, frame) -> None:
+    """SIGALRM, from the timer at the deadline or from the memory monitor: stop the example's code."""
+    if not _NOW.deadline:
+        return
+    error = _NOW.stop_now()
+    if _NOW.in_code:
+        raise error
+    _NOW.pending = error  # in sphinx-gallery's own code: the next block raises it at once
+
+
+def _monitor(main: int) -> None:
+    """A thread: while an example runs, interrupt it once it holds more memory than its cap."""
+    while True:
+        time.sleep(0.05)
+        if _NOW.deadline and _NOW.in_code and resident_size() > _NOW.memory_cap:
+            signal.pthread_kill(main, signal.SIGALRM)
+            time.sleep(0.5)  # let it stop before looking again
 
 
 def _tell_watchdog(line: str, grace: float) -> None:
@@ -180,25 +216,40 @@ def _tell_watchdog(line: str, grace: float) -> None:
 
 
 def _bounded_script(execute_script, grace: float, limit: float):
-    """sphinx-gallery's ``execute_script``, run with a deadline and a memory budget."""
+    """sphinx-gallery's ``execute_script``, run with a deadline and a memory cap.
+
+    Signals reach only the main thread, where sphinx-gallery runs the examples;
+    elsewhere the watchdog process alone bounds them.
+    """
 
     @functools.wraps(execute_script)
     def run(script_blocks, script_vars, gallery_conf, file_conf):
+        main = threading.current_thread() is threading.main_thread()
         _NOW.name = relative(Path(script_vars.get("src_file", "an example")))
-        _NOW.limit, _NOW.data_cap = limit, data_size() + memory_budget()
+        _NOW.limit, _NOW.memory_cap, _NOW.pending = limit, resident_size() + memory_budget(), None
         _NOW.deadline = time.monotonic() + limit
+        if main:
+            previous = signal.signal(signal.SIGALRM, _on_alarm)
+            signal.setitimer(signal.ITIMER_REAL, limit, 1.0)  # again every second, should the code catch it
+            if _NOW.monitor is None:
+                _NOW.monitor = threading.Thread(target=_monitor, args=(threading.main_thread().ident,),
+                                                name="fxguide-example-memory", daemon=True)
+                _NOW.monitor.start()
         _tell_watchdog(f"arm {limit + grace} {_NOW.name}", grace)
         try:
             return execute_script(script_blocks, script_vars, gallery_conf, file_conf)
         finally:
-            _tell_watchdog("disarm", grace)
             _NOW.deadline = 0.0
+            _tell_watchdog("disarm", grace)
+            if main:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, previous)
 
     return run
 
 
 def _bounded_block(exec_and_get_memory):
-    """sphinx-gallery's ``_exec_and_get_memory`` (one code block), stopped at the example's deadline.
+    """sphinx-gallery's ``_exec_and_get_memory`` (one code block), where the example's code may be stopped.
 
     It runs inside sphinx-gallery's ``try``, so what it raises is reported as the
     example's failure, with the line it stopped at.
@@ -208,27 +259,13 @@ def _bounded_block(exec_and_get_memory):
     def run(*args, **kwargs):
         if not _NOW.deadline:  # not inside an example (sphinx-gallery's own tests)
             return exec_and_get_memory(*args, **kwargs)
-        left = _NOW.deadline - time.monotonic()
-        message = f"{_NOW.name} ran longer than its time limit of {_NOW.limit:g} s and was stopped " \
-                  f"(nb_execution_timeout in conf.py; FXGUIDE_TIMEOUT changes it): it hangs, or it is too slow"
-        if left <= 0:
-            raise ExecutionLimitExceeded(message)
-        main = threading.current_thread() is threading.main_thread()
-        if main:
-            def stop(signum, frame):
-                raise ExecutionLimitExceeded(message)
-
-            previous_handler = signal.signal(signal.SIGALRM, stop)
-            signal.setitimer(signal.ITIMER_REAL, left)
-        previous_limit = resource.getrlimit(resource.RLIMIT_DATA)
-        resource.setrlimit(resource.RLIMIT_DATA, (_capped(_NOW.data_cap, previous_limit[1]), previous_limit[1]))
+        if _NOW.pending is not None or time.monotonic() >= _NOW.deadline:
+            raise _NOW.pending or _NOW.stop_now()
+        _NOW.in_code = True
         try:
             return exec_and_get_memory(*args, **kwargs)
         finally:
-            resource.setrlimit(resource.RLIMIT_DATA, previous_limit)
-            if main:
-                signal.setitimer(signal.ITIMER_REAL, 0)
-                signal.signal(signal.SIGALRM, previous_handler)
+            _NOW.in_code = False
 
     return run
 
