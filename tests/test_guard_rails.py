@@ -72,11 +72,11 @@ A runaway example
 It keeps allocating.
 """
 
-import torch
+import itertools
 
 kept = []
-while True:
-    kept.append(torch.ones(10**7))  # 40 MB more each time
+for i in itertools.count():
+    kept.append(b"x" * 10**7)  # 10 MB more each time, written
 '''
 
 
@@ -90,7 +90,7 @@ def test_pages_and_examples_that_hang_or_grow_fail_the_build_named_within_their_
     from fxsite.drift.snapshots import Expected
 
     monkeypatch.setenv("FXGUIDE_TIMEOUT", "3")  # conf.py's nb_execution_timeout, for pages and examples
-    monkeypatch.setenv("FXGUIDE_MEMORY_MB", "800")  # above what importing torch takes, for the example that does
+    monkeypatch.setenv("FXGUIDE_MEMORY_MB", "300")
     cells = """\
         ```{code-cell} python
         print("before")
@@ -115,12 +115,12 @@ def test_pages_and_examples_that_hang_or_grow_fail_the_build_named_within_their_
     # The example: stopped at its limit, named with the line it was running.
     ran = float(re.search(r"gallery/example\.py:\s+([\d.]+) sec", log).group(1))
     assert ran < 3 + 2, f"the example ran {ran} s past a 3 s limit"
-    line = hangs.splitlines().index("    pass") + 1
-    assert f'gallery/example.py", line {line}' in log, log[-5000:]
+    loop = hangs.splitlines().index("    pass") + 1  # the loop is its line or the one above
+    assert re.search(rf'gallery/example\.py", line ({loop - 1}|{loop}), in <module>', log), log[-5000:]
     assert "ExecutionLimitExceeded: gallery/example.py ran longer than its time limit of 3 s" in log
     # The runaway: stopped by the memory budget, named with its line.
-    assert 'gallery/runaway.py", line 12' in log, log[-5000:]
-    assert "MemoryError: gallery/runaway.py grew by more than 800 MB and was stopped" in log
+    assert re.search(r'gallery/runaway\.py", line (11|12), in <module>', log), log[-5000:]
+    assert "MemoryError: gallery/runaway.py grew by more than 300 MB and was stopped" in log
     # The page: the hanging cell is named even though it may raise (a tagged cell may raise, never hang).
     fence = (PAGE_HEAD + textwrap.dedent(cells)).splitlines().index(":tags: [raises-exception]")
     assert f"page.md:{fence}: WARNING: cell 2 ran longer than its time limit of 3 s and was stopped" in log
