@@ -44,6 +44,7 @@ extensions = [
     "fxsite.sphinx.sphinx_ext",  # names the file and line of a cell that raised unexpectedly
     "fxsite.sphinx.warm_kernels",  # page kernels forked from a process that imported torch once
     "fxsite.sphinx.prerun",  # pages executed in parallel, while sphinx-gallery runs the examples
+    "fxsite.sphinx.limits",  # a page cell or an example past its time limit fails the build, named
     "fxsite.sphinx.site",  # sidebar, notebook downloads, the reference pages' directives
 ]
 
@@ -83,7 +84,9 @@ else:
     nb_execution_cache_path = str(ROOT / ".jupyter_cache" / FINGERPRINT)
 nb_execution_raise_on_error = False  # reported as a warning, which -W turns into a failure
 nb_execution_show_tb = True  # ... and the log shows where
-nb_execution_timeout = 120
+# The time limit of each page cell and of each gallery example (fxsite/sphinx/limits.py): one that
+# runs longer is stopped and fails the build, named. FXGUIDE_TIMEOUT changes it (the tests use seconds).
+nb_execution_timeout = int(os.environ.get("FXGUIDE_TIMEOUT", "120"))
 nb_merge_streams = True
 nb_ipywidgets_js: dict = {}  # the default loads require.js and widget managers from CDNs
 

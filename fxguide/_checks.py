@@ -19,13 +19,29 @@ from collections.abc import Iterable
 from typing import Any
 
 
-def int_at_least(caller: str, name: str, value: Any, minimum: int = 1) -> int:
-    """``value`` if it is an int (not a bool) of at least ``minimum``; a ``ValueError`` naming it otherwise."""
+def int_at_least(caller: str, name: str, value: Any, minimum: int = 1, maximum: int | None = None) -> int:
+    """``value`` if it is an int (not a bool) of at least ``minimum`` (and at most ``maximum``, if given);
+    a ``ValueError`` naming it otherwise.
+
+    >>> int_at_least("measure", "repeats", 10**12, maximum=10_000)
+    Traceback (most recent call last):
+    ...
+    ValueError: measure: repeats must be a positive int of at most 10000, got 1000000000000
+    """
     wanted = {1: "a positive int", 0: "a non-negative int"}.get(minimum, f"an int of at least {minimum}")
+    if maximum is not None:
+        wanted += f" of at most {maximum}"
     if isinstance(value, bool):
         raise ValueError(f"{caller}: {name} must be {wanted}, got {value!r} (a bool); pass a number")
-    if not isinstance(value, int) or value < minimum:
+    if not isinstance(value, int) or value < minimum or (maximum is not None and value > maximum):
         raise ValueError(f"{caller}: {name} must be {wanted}, got {value!r}")
+    return value
+
+
+def seed_value(caller: str, value: Any) -> int:
+    """``value`` if it can seed ``torch.manual_seed``: an int, not a bool; a ``TypeError`` naming it otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{caller}: seed must be an int, got {value!r} ({type(value).__name__})")
     return value
 
 

@@ -669,3 +669,68 @@ def test_a_local_torch_build_is_replaced_by_the_index_build_before_torchvision(t
         (command, kwargs), = calls
         assert "--force-reinstall" in command and "torch==2.13.0" in command
         assert "PIP_FIND_LINKS" not in kwargs["env"] and kwargs["env"]["PIP_CONFIG_FILE"] == "/dev/null"
+
+
+# -- `python -m fxsite.drift check`: drift is drift, "could not run" is the tooling's ---------------------------
+
+
+def _failed_build(log: str):
+    import subprocess
+
+    return lambda *args, **kwargs: subprocess.CompletedProcess(["sphinx"], 1, stdout=log)
+
+
+def _run_check(monkeypatch, capsys, log: str, shown: list[Snippet], recorded: list[Snippet], *args: str):
+    from fxsite.drift import __main__ as cli
+    from fxsite.drift import build, extract
+
+    source = shown[0].source if shown else recorded[0].source
+    monkeypatch.setattr(build, "build_docs", _failed_build(log))
+    monkeypatch.setattr(extract, "collect", lambda build_dir: {source: shown})
+    monkeypatch.setattr(snapshots, "load", lambda s: record(recorded, s))
+    status = cli.main(["check", *args])
+    return status, capsys.readouterr()
+
+
+EXAMPLE_FAILED = ("WARNING: \n../gallery/x.py unexpectedly failed to execute correctly:\n"
+                  "    RuntimeError: broken on torch 9.9.9\n")
+
+
+def test_an_example_that_starts_raising_is_drift_without_a_report(monkeypatch, capsys):
+    # Issue 23: without --report the check said "could not run" when the build failed.
+    good = run_cell("print('fine')", 1, source="gallery/x.py")
+    broken = Snippet("gallery/x.py", 1, 10, "", "RuntimeError: broken on torch 9.9.9")
+    status, out = _run_check(monkeypatch, capsys, EXAMPLE_FAILED, [broken], [good])
+    assert status == 1, out
+    assert "gallery/x.py, block 1 (line 10)" in out.out and "now raises RuntimeError" in out.out
+    assert "could not run" not in out.err
+
+
+def test_a_build_that_fails_while_every_output_is_the_same_could_not_run(monkeypatch, capsys):
+    good = run_cell("print('fine')", 1, source="gallery/x.py")
+    status, out = _run_check(monkeypatch, capsys, "docs/x.md:3: WARNING: undefined label: nowhere\n", [good], [good])
+    assert status == 2
+    assert "the failure is not an output's" in out.err and "the check could not run" in out.err
+
+
+def test_a_snippet_stopped_at_the_time_limit_newly_hangs(monkeypatch, capsys):
+    from fxsite.drift.compare import NEWLY_HANGS
+    from fxsite.drift.extract import LIMIT_EXCEEDED
+
+    good = run_cell("print('fine')", 1, source="gallery/x.py")
+    stopped = Snippet("gallery/x.py", 1, 10, "", f"{LIMIT_EXCEEDED}: gallery/x.py ran longer than its time limit")
+    assert verdicts(record([good], "gallery/x.py"), [stopped], "gallery/x.py")[1].status == NEWLY_HANGS
+    status, out = _run_check(monkeypatch, capsys, EXAMPLE_FAILED, [stopped], [good])
+    assert status == 1 and "gallery/x.py, block 1 (line 10), torch" in out.out and "now hangs" in out.out
+
+
+def test_a_build_the_watchdog_stopped_reports_the_example_as_hanging(monkeypatch, capsys, tmp_path):
+    from fxsite.drift.extract import stopped_line
+
+    good = run_cell("print('fine')", 1, source="gallery/x.py")
+    log = "generating gallery...\n" + stopped_line("gallery/x.py", 30, 4242) + "\n"
+    status, out = _run_check(monkeypatch, capsys, log, [], [good], "--report", str(tmp_path))
+    assert status == 1
+    assert "gallery/x.py, torch" in out.out and "now hangs, and could not be interrupted" in out.out
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["summary"] == {"newly hangs": 1}

@@ -85,3 +85,23 @@ def test_still_needed_table_shows_its_markdown_as_text_and_renders_as_html():
     rendered = table._repr_html_()
     assert rendered.count("<tr>") == 1 + len(limitations.WORKAROUNDS)
     assert "<code>a @ b</code>" in rendered and "`" not in rendered
+
+
+def test_the_out_of_place_slice_update_refuses_what_the_in_place_one_refuses():
+    # Issue 23: x of shape (3, 1) made the cat version broadcast into a (3, 2) result.
+    x, y = torch.ones(3, 1), torch.ones(3, 2)
+    with pytest.raises(RuntimeError):
+        limitations.add_to_first_columns(x.clone(), y)
+    with pytest.raises(RuntimeError, match="expanded size"):
+        limitations.add_to_first_columns_with_cat(x, y)
+    gm = fx.symbolic_trace(limitations.add_to_first_columns_with_cat)
+    with pytest.raises(RuntimeError, match="expanded size"):
+        gm(x, y)
+    wide, row = torch.randn(3, 4), torch.randn(2)  # y broadcast to the slice: allowed by both
+    torch.testing.assert_close(gm(wide, row), limitations.add_to_first_columns(wide.clone(), row))
+
+
+def test_a_limitation_without_code_is_refused_instead_of_reporting_that_it_still_raises():
+    # Issue 23: Limitation(broken=None).raised() returned trace's TypeError, read as "still raises".
+    with pytest.raises(TypeError, match="broken must be a function"):
+        limitations.Limitation("bad", "s", None, limitations.matmul_function, None, "", lambda: ())

@@ -311,3 +311,14 @@ def test_plain_symbolic_trace_of_hugging_face_models_raises_rather_than_guessing
         fx.symbolic_trace(tiny_bert)
     with pytest.raises(TypeError, match="'Proxy' object does not support item assignment"):
         feature_names(tiny_bert)
+
+
+def test_a_classifier_size_below_one_is_refused_not_turned_into_a_model_without_classifier():
+    # Issue 23: timm reads num_classes <= 0 as "no classifier" and returned a model with 512 outputs.
+    for bad in (-1, 0, True):
+        with pytest.raises(ValueError, match="timm_model: num_classes must be a positive int"):
+            real.timm_model("resnet10t", num_classes=bad)
+    with pytest.raises(TypeError, match="timm_model: 'resnet10t' does not take an argument you passed"):
+        real.timm_model("resnet10t", bogus=1)
+    with pytest.raises(TypeError, match="torchvision_model: 'resnet18' does not take an argument you passed"):
+        real.torchvision_model("resnet18", bogus=1)

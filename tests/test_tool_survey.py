@@ -141,3 +141,30 @@ def test_bad_inputs_get_clear_errors(call, error, match):
     with pytest.raises(error, match=match):
         call()
 
+
+
+def test_a_pipe_in_a_cell_is_escaped_and_stays_in_its_cell():
+    # Issue 23: "a|b" as a case name split its row into three cells.
+    table = survey_table([Outcome("t", "a|b", other="same as eager")])
+    assert table.splitlines()[-1] == "| a\\|b | general |"
+    assert table._repr_html_().endswith("<tbody><tr><td>a|b</td><td>general</td></tr></tbody></table>")
+
+
+def _case(traced, other):
+    from fxguide.models import Case
+
+    return Case("identity", torch.nn.Identity(), traced, other, "")
+
+
+def test_a_result_of_another_shape_is_wrong_even_where_allclose_would_broadcast():
+    # Issue 23: a (1, 2) result for an eager (3, 2) one was judged "general" (torch.allclose broadcasts).
+    outcome = survey("t", lambda model, x, graphs: (lambda y: torch.ones(1, 2)), _case(torch.ones(3, 2), torch.ones(3, 2)))
+    assert outcome.other == "wrong result"
+
+
+def test_results_that_are_tuples_are_compared_leaf_by_leaf():
+    case = _case(torch.ones(2), torch.full((2,), 3.0))
+    same = survey("t", lambda model, x, graphs: (lambda y: y), case)
+    assert same.verdict == "general"
+    pair = survey("t", lambda model, x, graphs: (lambda y: (y, y)), case)  # eager returns one tensor
+    assert pair.other == "wrong result"

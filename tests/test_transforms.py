@@ -11,8 +11,9 @@ import torch.nn.functional as F
 
 from fxguide.models import AllOpcodes, GatedBlock, TinyMLP, seeded
 from fxguide.transforms import to_graph_module
-from fxguide.transforms.decompose import RULES, decompose
+from fxguide.transforms.decompose import RULES, decompose, relu_rule, silu_rule
 from fxguide.transforms.replace import Retarget, SwapOps, replace_op
+from fxguide.transforms.profiling import profile_nodes
 from fxguide.transforms.shapes import TensorInfo, record_shapes, record_shapes_by_hand
 
 MODELS = [TinyMLP, AllOpcodes, GatedBlock]
@@ -190,3 +191,38 @@ def test_every_replacement_raises_when_the_graph_does_not_call_the_op(make):
     gm = fx.symbolic_trace(lambda x: torch.relu(x) + 1)
     with pytest.raises(ValueError, match=r"no call_function node calls 'tanh'; the graph calls \['add', 'relu'\]"):
         make(gm)
+
+
+@pytest.mark.parametrize("rule, op", [(relu_rule, F.relu), (silu_rule, F.silu)], ids=["relu", "silu"])
+def test_a_rule_called_with_inplace_true_overwrites_its_input_like_the_op(rule, op):
+    # Issue 23: relu_rule(x, inplace=True) accepted the flag and left x as it was.
+    x, expected = torch.tensor([-1.0, 2.0]), torch.tensor([-1.0, 2.0])
+    op(expected, inplace=True)
+    assert rule(x, inplace=True) is x
+    torch.testing.assert_close(x, expected)
+
+
+def test_decompose_records_one_write_for_an_inplace_call():
+    gm = decompose(fx.symbolic_trace(_relu_in_place_then_reuse))
+    assert [n.target for n in gm.graph.nodes if n.op == "call_method"] == ["copy_"]
+
+
+class _WithDefault(torch.nn.Module):
+    def forward(self, x, y=10.0):
+        return x + y
+
+
+@pytest.mark.parametrize("run", [record_shapes, record_shapes_by_hand, profile_nodes],
+                         ids=["record_shapes", "record_shapes_by_hand", "profile_nodes"])
+def test_an_input_with_a_default_may_be_left_out_as_when_calling_the_graph(run):
+    # Issue 23: record_shapes(gm, x) refused a graph whose second input has a default.
+    gm = fx.symbolic_trace(_WithDefault())
+    assert run(gm, torch.ones(2)) is not None
+    with pytest.raises(TypeError, match="the graph takes 1 to 2 input"):
+        run(gm, torch.ones(2), torch.ones(2), torch.ones(2))
+
+
+def test_the_hand_written_recorder_uses_the_default_value():
+    gm = fx.symbolic_trace(_WithDefault())
+    seen = record_shapes_by_hand(gm, torch.ones(2, dtype=torch.int64))
+    assert seen["add"] == TensorInfo((2,), torch.float32)  # int64 + 10.0: the default took part

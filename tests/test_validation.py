@@ -8,6 +8,7 @@ what to write instead). Nothing here may fail with a raw Python error
 
 from __future__ import annotations
 
+import functools
 import math
 
 import pytest
@@ -15,17 +16,20 @@ import torch
 import torch.fx as fx
 from torch import nn
 
-from fxguide.display import show_code, show_diff, show_nodes
+from fxguide.display import MarkdownTable, show_code, show_diff, show_nodes
 from fxguide.display.drawing import draw, plot_graphs, render, to_dot
-from fxguide.display.timing import compare, format_time, measure
+from fxguide.display.timing import compare, format_ratio, format_time, measure
 from fxguide.models import (AllOpcodes, GatedBlock, ResidualBlock, ScaledResidual, SmallCNN, SmallMLP,
-                            SmallResNet, TinyMLP, TwoStageMLP, seeded)
+                            SmallResNet, TinyMLP, TwoStageMLP, cases, seeded)
+from fxguide.models.real import vary_batch_norms
 from fxguide.tracing import wrapping
 from fxguide.tracing.concrete import ConcreteTracer, Guard, GuardedPaths, RaisesGuard, concrete_trace, decisions, show_decisions
-from fxguide.tracing.limitations import get, show_source
+from fxguide.tracing.features import extract_features
+from fxguide.tracing.limitations import Limitation, get, show_source
+from fxguide.tracing.tool_survey import Survey, survey_all
 from fxguide.tracing.tracers import LeafTracer, ModulePathTracer, TaggingTracer, trace
 from fxguide.transforms import to_graph_module
-from fxguide.transforms.decompose import decompose
+from fxguide.transforms.decompose import decompose, relu_rule
 from fxguide.transforms.fuse import fold_bn_into_conv, fuse_conv_bn
 from fxguide.transforms.observers import (FakeQuantize, MinMaxObserver, calibrate, convert_to_fake_quant,
                                           insert_observers, observers)
@@ -40,6 +44,20 @@ def _gm() -> fx.GraphModule:
 
 def _observed() -> fx.GraphModule:
     return insert_observers(nn.Sequential(nn.ReLU()), lambda n: True)
+
+
+class _Callable:
+    def __call__(self, x):
+        return x + 1
+
+
+_FROM_EXEC: dict = {}
+exec("class E:\n    pass\n\n\ndef g():\n    pass\n", _FROM_EXEC)
+
+
+def _capture(model, example, graphs):
+    graphs.append(fx.symbolic_trace(model))
+    return graphs[-1]
 
 
 class _Encoder(nn.Module):
@@ -159,7 +177,7 @@ TABLE = [
     ("convert_to_fake_quant-plain", lambda: convert_to_fake_quant(_gm()), ValueError, "has no observers"),
     ("observers-module", lambda: observers(TinyMLP()), TypeError, "expected the GraphModule insert_observers returned"),
     ("profile_nodes-repeats-bool", lambda: profile_nodes(_gm(), torch.ones(1), repeats=True), ValueError,
-     "repeats must be a positive int, got True (a bool)"),
+     "repeats must be a positive int of at most 10000, got True (a bool)"),
     ("profile_nodes-arity", lambda: profile_nodes(_gm()), TypeError, "the graph takes 1 input(s), got 0"),
     ("NodeProfiler-timer", lambda: NodeProfiler(_gm(), timer=3), TypeError, "timer must be a clock function"),
     ("format_profile-str", lambda: format_profile("x"), TypeError, "expected the list of NodeTime"),
@@ -172,7 +190,7 @@ TABLE = [
     ("plot_graphs-nothing", lambda: plot_graphs(), TypeError, "pass one or more GraphPicture"),
     ("render-not-dot", lambda: render("hello"), ValueError, "expected DOT source text"),
     ("measure-repeats-bool", lambda: measure(sum, [1], repeats=True), ValueError,
-     "repeats must be a positive int, got True (a bool)"),
+     "repeats must be a positive int of at most 10000, got True (a bool)"),
     ("measure-timer-int", lambda: measure(sum, [1], timer=3), TypeError, "timer must be a clock function"),
     ("to_dot-title-int", lambda: to_dot(_gm().graph, title=3), TypeError, "title must be a str, got int"),
     ("compare-not-callable", lambda: compare(sum, 3, [1]), TypeError, "expected a callable to time"),
@@ -190,6 +208,74 @@ TABLE = [
     ("seeded-instance", lambda: seeded(TinyMLP()), TypeError, "pass the class and its arguments"),
     ("seeded-seed-bool", lambda: seeded(TinyMLP, seed=True), TypeError, "seed must be an int"),
     ("format_time-str", lambda: format_time("1s"), ValueError, "expected a non-negative number of seconds"),
+    # Raw errors of the bad-input audit (issue 23), each now an error naming the call and the fix.
+    ("GraphPicture.show-ax-str", lambda: draw(_gm()).show(ax="x"), TypeError,
+     "GraphPicture.show: ax must be a matplotlib Axes"),
+    ("replace_op-builtin-arity", lambda: replace_op(TinyMLP(), torch.relu, torch.add), TypeError,
+     "replace_op: add(input: torch.Tensor, other: torch.Tensor"),
+    ("relu_rule-str", lambda: relu_rule("x"), TypeError, "relu_rule: expected a tensor"),
+    ("MinMaxObserver-complex", lambda: MinMaxObserver()(torch.ones(2, dtype=torch.complex64)), TypeError,
+     "MinMaxObserver: complex values (torch.complex64) have no smallest or largest"),
+    ("insert_observers-where-raises", lambda: insert_observers(SmallMLP(), lambda n: n.nonexistent), RuntimeError,
+     "insert_observers: where raised AttributeError for node 'fc1' (op call_module)"),
+    ("insert_observers-twice", lambda: insert_observers(_observed(), lambda n: True), ValueError,
+     "insert_observers: the model already holds observers (observe__0)"),
+    ("calibrate-tuple-for-one-input", lambda: calibrate(_observed(), [(torch.ones(2), torch.ones(2))]), TypeError,
+     "calibrate (batch 0): the graph takes 1 input(s), got 2"),
+    ("trace-partial", lambda: trace(functools.partial(torch.add, other=1)), TypeError,
+     "trace: root must be an nn.Module or a Python function (def or lambda); got partial"),
+    ("trace-builtin", lambda: trace(len), TypeError, "got builtin_function_or_method"),
+    ("trace-callable-object", lambda: trace(_Callable()), TypeError, "got _Callable"),
+    ("ModulePathTracer-unknown-kwarg", lambda: ModulePathTracer(bogus=1), TypeError,
+     "ModulePathTracer: got an unexpected keyword argument 'bogus'; it takes the arguments of LeafTracer"),
+    ("extract_features-list-name", lambda: extract_features(_Encoder(), [["encoder"]]), TypeError,
+     "extract_features: each feature name must be a str, got ['encoder'] (list)"),
+    ("extract_features-leaf_types-class", lambda: extract_features(_Encoder(), ["encoder"], leaf_types=nn.Linear),
+     TypeError, "extract_features: leaf_types must be a list (or tuple, set) of items"),
+    ("divide_by_rows-0-dim", lambda: wrapping.divide_by_rows(torch.tensor(1.0)), ValueError,
+     "divide_by_rows: expected a tensor of at least 1 dimension(s), got a 0-d one"),
+    ("as_int-inf", lambda: wrapping.as_int(math.inf), TypeError, "as_int: cannot convert inf to int"),
+    ("all_of-tensor", lambda: wrapping.all_of(torch.tensor([1, 0])), ValueError,
+     "all_of: condition 1 is a tensor of 2 values"),
+    ("show_source-exec-class", lambda: show_source(_FROM_EXEC["E"]), ValueError,
+     "show_source: the source of E cannot be found"),
+    ("show_source-exec-function", lambda: show_source(_FROM_EXEC["g"]), ValueError,
+     "show_source: the source of g cannot be found"),
+    ("MarkdownTable-empty", lambda: MarkdownTable(""), ValueError, "MarkdownTable: expected a Markdown table"),
+    ("MarkdownTable-unescaped-pipe", lambda: MarkdownTable("| a |\n|---|\n| x | y |"), ValueError,
+     "MarkdownTable: line 3 has 2 cells, the header 1"),
+    ("survey_all-None", lambda: survey_all("make_fx", _capture, None), TypeError,
+     "survey_all: models must be a list"),
+    ("survey_all-not-a-case", lambda: survey_all("t", _capture, [cases()[0], "not a case"]), TypeError,
+     "survey: expected a fxguide.models.Case, got str"),
+    ("Survey-int", lambda: repr(Survey({"a": 1})), TypeError, "Survey: every value must be an Outcome"),
+    ("fuse_conv_bn-scripted", lambda: fuse_conv_bn(torch.jit.script(nn.Sequential(nn.Conv2d(1, 2, 3)).eval())),
+     TypeError, "fuse_conv_bn: model is a TorchScript module"),
+    ("vary_batch_norms-seed-None", lambda: vary_batch_norms(nn.BatchNorm2d(2), seed=None), TypeError,
+     "vary_batch_norms: seed must be an int, got None"),
+    ("vary_batch_norms-seed-bool", lambda: vary_batch_norms(nn.BatchNorm2d(2), seed=True), TypeError,
+     "vary_batch_norms: seed must be an int, got True"),
+    # Silent results of the same audit, now refused.
+    ("profile_nodes-repeats-huge", lambda: profile_nodes(_gm(), torch.ones(1), repeats=10**12), ValueError,
+     "profile_nodes: repeats must be a positive int of at most 10000, got 1000000000000"),
+    ("measure-repeats-huge", lambda: measure(sum, [1], repeats=10**12), ValueError,
+     "measure: repeats must be a positive int of at most 10000"),
+    ("compare-warmup-huge", lambda: compare(sum, sum, [1], warmup=10**12), ValueError,
+     "compare: warmup must be a non-negative int of at most 10000"),
+    ("format_time-nan", lambda: format_time(math.nan), ValueError, "format_time: expected a non-negative number of "
+     "seconds (finite, not a bool), got nan"),
+    ("format_time-inf", lambda: format_time(math.inf), ValueError, "got inf"),
+    ("format_time-bool", lambda: format_time(True), ValueError, "got True"),
+    ("format_ratio-nan", lambda: format_ratio(math.nan), ValueError, "format_ratio: expected a positive ratio "
+     "(finite, not a bool), got nan"),
+    ("format_ratio-inf", lambda: format_ratio(math.inf), ValueError, "got inf"),
+    ("format_ratio-bool", lambda: format_ratio(True), ValueError, "got True"),
+    ("extract_features-duplicate-key", lambda: extract_features(_Encoder(), {"encoder": "a", "encoder.0": "a"}),
+     ValueError, "extract_features: 'encoder' and 'encoder.0' would both be returned as 'a'"),
+    ("Limitation-broken-None", lambda: Limitation("bad", "s", None, None, RuntimeError, "m", lambda: ()), TypeError,
+     "Limitation 'bad': broken must be a function or an nn.Module class, got None"),
+    ("Limitation-error-instance", lambda: Limitation("bad", "s", len, len, RuntimeError("x"), "m", lambda: ()),
+     TypeError, "Limitation 'bad': error must be an exception class"),
 ]
 
 

@@ -1,10 +1,15 @@
-"""Display helpers: print the parts of a GraphModule the way the guide shows them."""
+"""Display helpers: print the parts of a GraphModule the way the guide shows them, and tables."""
 
 from __future__ import annotations
 
 import difflib
+import html
+import re
+from collections.abc import Iterable, Sequence
 
 import torch.fx as fx
+
+from fxguide._checks import string
 
 
 def _require_graph_module(gm: object, caller: str) -> fx.GraphModule:
@@ -101,3 +106,78 @@ def show_diff(before: fx.GraphModule, after: fx.GraphModule) -> None:
     for line in difflib.ndiff(old, new):
         if not line.startswith("?"):
             print(line.rstrip())
+
+
+_PIPE = re.compile(r"(?<!\\)\|")  # a cell border: a pipe not escaped as \|
+_RULE = re.compile(r"\|(?:\s*:?-{3,}:?\s*\|)+")
+_INLINE_CODE = re.compile(r"`([^`]*)`")
+
+
+def _cells(line: str) -> list[str]:
+    inner = line.strip()
+    inner = inner[1:] if inner.startswith("|") else inner
+    inner = inner[:-1] if inner.endswith("|") and not inner.endswith("\\|") else inner
+    return [cell.strip().replace("\\|", "|") for cell in _PIPE.split(inner)]
+
+
+class MarkdownTable(str):
+    r"""A Markdown table as ``str``: a notebook renders it as a table, its ``repr`` is the same text.
+
+    The plain-text form is the Markdown source itself, so the drift guard records
+    the table's content rather than an object's name. A pipe inside a cell is
+    written ``\|`` (:func:`markdown_table` does it).
+
+    >>> MarkdownTable("| a | b |\n|---|---|\n| 1 | `x \\| y` |")._repr_html_()
+    '<table class="table"><thead><tr><th>a</th><th>b</th></tr></thead><tbody><tr><td>1</td><td><code>x | y</code></td></tr></tbody></table>'
+    >>> MarkdownTable("")
+    Traceback (most recent call last):
+    ...
+    ValueError: MarkdownTable: expected a Markdown table (a header row, a |---| rule, then one row per line), got ''
+    """
+
+    def __new__(cls, text: str) -> MarkdownTable:
+        lines = string("MarkdownTable", "text", text).splitlines()
+        if len(lines) < 2 or not _RULE.fullmatch(lines[1].replace(" ", "")):
+            raise ValueError(f"MarkdownTable: expected a Markdown table (a header row, a |---| rule, then one row "
+                             f"per line), got {text[:80]!r}")
+        width = len(_cells(lines[0]))
+        for number, line in enumerate(lines[2:], 3):
+            if len(_cells(line)) != width:
+                raise ValueError(f"MarkdownTable: line {number} has {len(_cells(line))} cells, the header {width}; "
+                                 f"write a pipe inside a cell as \\| ({line[:80]!r})")
+        return super().__new__(cls, text)
+
+    def _repr_markdown_(self) -> str:
+        return str(self)
+
+    def _repr_html_(self) -> str:
+        # Pages render Markdown outputs as CommonMark, which has no tables: give HTML too.
+        head, _rule, *body = (_cells(line) for line in self.splitlines())
+
+        def cell(text: str, tag: str) -> str:
+            return f"<{tag}>" + _INLINE_CODE.sub(r"<code>\1</code>", html.escape(text)) + f"</{tag}>"
+
+        def row(cells: list[str], tag: str) -> str:
+            return "<tr>" + "".join(cell(c, tag) for c in cells) + "</tr>"
+
+        return (f'<table class="table"><thead>{row(head, "th")}</thead>'
+                f"<tbody>{''.join(row(cells, 'td') for cells in body)}</tbody></table>")
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def markdown_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> MarkdownTable:
+    """A :class:`MarkdownTable` of ``rows`` under ``header``, every pipe inside a cell escaped.
+
+    >>> print(markdown_table(["model", "verdict"], [["a|b", "general"]]))
+    | model | verdict |
+    |---|---|
+    | a\\|b | general |
+    """
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(string("markdown_table", "a cell", c).replace("|", "\\|") for c in cells) + " |"
+
+    header = list(header)
+    lines = [line(header), "|---" * len(header) + "|"] + [line(list(r)) for r in rows]
+    return MarkdownTable("\n".join(lines))

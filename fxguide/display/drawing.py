@@ -180,6 +180,9 @@ class GraphPicture:
 
     def show(self, ax: Any = None) -> Any:
         """Draw the picture on a matplotlib axes (a new figure when ``ax`` is None); return the axes."""
+        if ax is not None and not callable(getattr(ax, "imshow", None)):
+            raise TypeError(f"GraphPicture.show: ax must be a matplotlib Axes (e.g. from plt.subplots()) or None, "
+                            f"got {type(ax).__name__}")
         image = self.image()
         if ax is None:
             plt = _matplotlib("pyplot")

@@ -8,12 +8,16 @@ can show timings without making its recorded output change from run to run.
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from fxguide._checks import int_at_least
+
+MAX_REPEATS = 10_000
+"""The most timed runs (and warm-up runs) one call of :func:`measure` or :func:`compare` makes."""
 
 _UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
 
@@ -26,8 +30,10 @@ def format_time(seconds: float) -> str:
     >>> format_time(2.5e-5)
     '25.00 µs'
     """
-    if not isinstance(seconds, (int, float)) or seconds < 0:
-        raise ValueError(f"format_time: expected a non-negative number of seconds, got {seconds!r}")
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds) \
+            or seconds < 0:
+        raise ValueError(f"format_time: expected a non-negative number of seconds (finite, not a bool), "
+                         f"got {seconds!r}")
     for scale, unit in _UNITS:
         if seconds >= scale:
             return f"{seconds / scale:.2f} {unit}"
@@ -40,8 +46,8 @@ def format_ratio(ratio: float) -> str:
     >>> format_ratio(2.4137)
     '2.41x'
     """
-    if not isinstance(ratio, (int, float)) or ratio <= 0:
-        raise ValueError(f"format_ratio: expected a positive ratio, got {ratio!r}")
+    if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not math.isfinite(ratio) or ratio <= 0:
+        raise ValueError(f"format_ratio: expected a positive ratio (finite, not a bool), got {ratio!r}")
     return f"{ratio:.2f}x"
 
 
@@ -103,8 +109,8 @@ def _check(fn: object, repeats: object, warmup: object, caller: str, timer: obje
         raise TypeError(f"{caller}: expected a callable to time, got {type(fn).__name__}")
     if not callable(timer):
         raise TypeError(f"{caller}: timer must be a clock function such as time.perf_counter, got {timer!r}")
-    int_at_least(caller, "repeats", repeats)
-    int_at_least(caller, "warmup", warmup, minimum=0)
+    int_at_least(caller, "repeats", repeats, maximum=MAX_REPEATS)
+    int_at_least(caller, "warmup", warmup, minimum=0, maximum=MAX_REPEATS)
 
 
 def _once(fn: Callable[..., object], args: Sequence[object], timer: Callable[[], float]) -> float:

@@ -22,6 +22,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from fxguide._checks import seed_value
 from fxguide.models.basics import seeded
 
 __all__ = ["bert", "detection_model", "gpt2", "resnet18", "timm_model", "token_ids", "torchvision_model",
@@ -37,6 +38,7 @@ def vary_batch_norms(model: nn.Module, *, seed: int = 0) -> nn.Module:
     """
     if not isinstance(model, nn.Module):
         raise TypeError(f"vary_batch_norms: expected an nn.Module, got {type(model).__name__}")
+    seed_value("vary_batch_norms", seed)
     generator = torch.Generator().manual_seed(seed)
 
     def draw(like: torch.Tensor, low: float, high: float) -> torch.Tensor:
@@ -59,6 +61,17 @@ def _positive(caller: str, **values: object) -> None:
             raise ValueError(f"{caller}: {name} must be a positive int, got {value!r}")
 
 
+def _build(caller: str, factory: Any, name: str, seed: int, **kwargs: Any) -> nn.Module:
+    """``seeded(factory, name, seed=seed, **kwargs)``; an argument the model does not take is named."""
+    try:
+        return seeded(factory, name, seed=seed, **kwargs)
+    except TypeError as error:
+        if "unexpected keyword argument" not in str(error):
+            raise
+        raise TypeError(f"{caller}: {name!r} does not take an argument you passed ({error}); "
+                        f"pass only arguments of its constructor") from error
+
+
 def _name(caller: str, name: object) -> str:
     if not isinstance(name, str) or not name:
         raise TypeError(f"{caller}: name must be a model name (a non-empty str), got {name!r}")
@@ -79,7 +92,7 @@ def torchvision_model(name: str, *, seed: int = 0, **kwargs: Any) -> nn.Module:
                          f"torchvision.models.list_models() lists them")
     if "weights" in kwargs:
         raise ValueError("torchvision_model: weights are never downloaded here; leave out weights=")
-    model = seeded(torchvision.models.get_model, name, weights=None, seed=seed, **kwargs)
+    model = _build("torchvision_model", torchvision.models.get_model, name, seed, weights=None, **kwargs)
     return vary_batch_norms(model, seed=seed).eval()
 
 
@@ -114,7 +127,9 @@ def timm_model(name: str, *, seed: int = 0, **kwargs: Any) -> nn.Module:
         raise ValueError(f"timm_model: timm {timm.__version__} has no model {name!r}; timm.list_models() lists them")
     if "pretrained" in kwargs:
         raise ValueError("timm_model: weights are never downloaded here; leave out pretrained=")
-    model = seeded(timm.create_model, name, pretrained=False, seed=seed, **kwargs)
+    if "num_classes" in kwargs:  # timm reads num_classes <= 0 as "no classifier": a model with other outputs
+        _positive("timm_model", num_classes=kwargs["num_classes"])
+    model = _build("timm_model", timm.create_model, name, seed, pretrained=False, **kwargs)
     return vary_batch_norms(model, seed=seed).eval()
 
 

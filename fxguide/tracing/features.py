@@ -27,6 +27,7 @@ from typing import Any
 import torch.fx as fx
 from torch import nn
 
+from fxguide._checks import collection
 from fxguide.tracing.tracers import ModulePathTracer, trace
 
 __all__ = ["FeatureExtractor", "extract_features", "feature_names", "mode_differences"]
@@ -38,14 +39,19 @@ def _require_module(model: object, caller: str) -> nn.Module:
     return model
 
 
-def _trace_in_mode(model: nn.Module, training: bool,
-                   leaf_types: Iterable[type]) -> tuple[fx.GraphModule, dict[str, str], list[str]]:
+def _trace_in_mode(model: nn.Module, training: bool, leaf_types: Iterable[type],
+                   caller: str) -> tuple[fx.GraphModule, dict[str, str], list[str]]:
     """Trace ``model`` in train or eval mode, restoring the modes of all its modules after."""
     modes = {m: m.training for m in model.modules()}
-    tracer = ModulePathTracer(leaf_types=leaf_types)
+    tracer = ModulePathTracer(leaf_types=collection(caller, "leaf_types", leaf_types, "[MyBlock]"))
     try:
         model.train(training)
         gm = trace(model, tracer)
+    except Exception as error:  # torch's own error stays; the note says what to do about it
+        error.add_note(f"{caller}: symbolic tracing of {type(model).__name__} failed in "
+                       f"{'train' if training else 'eval'} mode; make the part that cannot be traced a leaf "
+                       f"(leaf_types=[TheBlock]), or extract from a submodule that traces")
+        raise
     finally:
         for m, mode in modes.items():
             m.training = mode
@@ -104,7 +110,7 @@ def feature_names(model: nn.Module, leaf_types: Iterable[type] = (), training: b
     if training is not None and not isinstance(training, bool):
         raise TypeError(f"feature_names: training must be True, False or None (current mode), got {training!r}")
     mode = model.training if training is None else training
-    gm, names, listed = _trace_in_mode(model, mode, leaf_types)
+    gm, names, listed = _trace_in_mode(model, mode, leaf_types, "feature_names")
     taken = {names[path] for path in listed}
     for name, node_name in _qualified_names(gm).items():
         if node_name not in taken and names.get(name) == node_name:
@@ -124,8 +130,9 @@ def mode_differences(model: nn.Module, leaf_types: Iterable[type] = ()) -> list[
     []
     """
     model = _require_module(model, "mode_differences")
-    train = _trace_in_mode(model, True, leaf_types)[0].code.strip("\n").splitlines()
-    evaluate = _trace_in_mode(model, False, leaf_types)[0].code.strip("\n").splitlines()
+    leaf_types = collection("mode_differences", "leaf_types", leaf_types, "[MyBlock]")
+    train = _trace_in_mode(model, True, leaf_types, "mode_differences")[0].code.strip("\n").splitlines()
+    evaluate = _trace_in_mode(model, False, leaf_types, "mode_differences")[0].code.strip("\n").splitlines()
     return [
         line for line in difflib.unified_diff(train, evaluate, "train", "eval", lineterm="", n=0)
         if line[:1] in "+-" and not line.startswith(("+++", "---"))
@@ -199,7 +206,16 @@ def _resolve(names: Sequence[str] | Mapping[str, str], known: Mapping[str, str],
         )
     pairs = names.items() if isinstance(names, Mapping) else ((n, n) for n in names)
     chosen: dict[str, str] = {}
+    asked: dict[str, str] = {}
     for name, key in pairs:
+        for what, value in (("feature name", name), ("output key", key)):
+            if not isinstance(value, str):
+                raise TypeError(f"extract_features: each {what} must be a str, got {value!r} "
+                                f"({type(value).__name__}); feature_names(model) lists the names")
+        if key in asked:
+            raise ValueError(f"extract_features: {asked[key]!r} and {name!r} would both be returned as {key!r}; "
+                             f"give each feature its own output key")
+        asked[key] = name
         if name not in known:
             close = difflib.get_close_matches(str(name), known, n=3, cutoff=0.5)
             hint = f" Close matches: {', '.join(close)}." if close else ""
@@ -259,9 +275,9 @@ def extract_features(
     ValueError: extract_features: no feature named 'encoder.2' in the train-mode trace. Close matches: encoder.1, encoder.0, encoder. feature_names(model) lists the names.
     """
     model = _require_module(model, "extract_features")
-    leaf_types = tuple(leaf_types)
-    train_gm, train_names, _ = _trace_in_mode(model, True, leaf_types)
-    eval_gm, eval_names, _ = _trace_in_mode(model, False, leaf_types)
+    leaf_types = collection("extract_features", "leaf_types", leaf_types, "[MyBlock]")  # read once: may be a generator
+    train_gm, train_names, _ = _trace_in_mode(model, True, leaf_types, "extract_features")
+    eval_gm, eval_names, _ = _trace_in_mode(model, False, leaf_types, "extract_features")
     train_gm = _outputs_only(train_gm, _resolve(names, train_names, "train"))
     eval_gm = _outputs_only(eval_gm, _resolve(names, eval_names, "eval"))
     if eval_gm.code == train_gm.code:  # the modes differ nowhere the chosen values depend on

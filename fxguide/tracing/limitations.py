@@ -15,8 +15,6 @@ its "broken" code is expected to trace (``error is None``).
 from __future__ import annotations
 
 import difflib
-import html
-import re
 import inspect
 import textwrap
 from collections.abc import Callable, Mapping
@@ -28,6 +26,7 @@ import torch.fx as fx
 from torch import nn
 
 from fxguide._checks import string
+from fxguide.display import MarkdownTable, markdown_table
 from fxguide.tracing import wrapping
 from fxguide.models import seeded
 from fxguide.tracing.tracers import LeafTracer, trace
@@ -35,7 +34,6 @@ from fxguide.tracing.tracers import LeafTracer, trace
 __all__ = [
     "LIMITATIONS",
     "Limitation",
-    "MarkdownTable",
     "WORKAROUNDS",
     "Workaround",
     "get",
@@ -156,7 +154,8 @@ def add_to_first_columns(x, y):
 
 
 def add_to_first_columns_with_cat(x, y):
-    return torch.cat([x[:, 0:2] + y, x[:, 2:]], dim=1)  # builds a new tensor
+    first = x[:, 0:2]
+    return torch.cat([first + y.expand_as(first), x[:, 2:]], dim=1)  # a new tensor; y must fit, as for +=
 
 
 def matmul_operator(a, b):
@@ -239,6 +238,21 @@ class Limitation:
     fixed_concrete_args: Mapping[str, Any] | None = None
     fixed_tracer: Callable[[], fx.Tracer] | None = None
     call_args: tuple[Any, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        for name in ("name", "summary", "message"):
+            string("Limitation", name, getattr(self, name))
+        for name in ("broken", "fixed", "inputs"):
+            if not callable(getattr(self, name)):
+                raise TypeError(f"Limitation {self.name!r}: {name} must be a function or an nn.Module class, "
+                                f"got {getattr(self, name)!r}")
+        if self.error is not None and not (isinstance(self.error, type) and issubclass(self.error, BaseException)):
+            raise TypeError(f"Limitation {self.name!r}: error must be an exception class (or None when the broken "
+                            f"code is expected to trace), got {self.error!r}")
+        if self.fixed_tracer is not None and not callable(self.fixed_tracer):
+            raise TypeError(f"Limitation {self.name!r}: fixed_tracer must make a Tracer, got {self.fixed_tracer!r}")
+        if not isinstance(self.call_args, tuple):
+            raise TypeError(f"Limitation {self.name!r}: call_args must be a tuple, got {self.call_args!r}")
 
     def _build(self, code: Callable[..., Any]) -> Any:
         return seeded(code) if isinstance(code, type) and issubclass(code, nn.Module) else code
@@ -354,7 +368,12 @@ def show_source(*objects: Callable[..., Any]) -> None:
     for obj in objects:
         if not (inspect.isfunction(obj) or inspect.isclass(obj)):
             raise TypeError(f"show_source: expected a function or class, got {type(obj).__name__}")
-        parts.append(textwrap.dedent(inspect.getsource(obj)).rstrip("\n"))
+        try:
+            source = inspect.getsource(obj)
+        except (OSError, TypeError) as error:
+            raise ValueError(f"show_source: the source of {obj.__qualname__} cannot be found ({error}): it was not "
+                             f"defined in a .py file (exec, the interactive prompt, C); put it in a module") from None
+        parts.append(textwrap.dedent(source).rstrip("\n"))
     print("\n\n".join(parts))
 
 
@@ -400,35 +419,6 @@ def still_needed_rows() -> list[tuple[str, str, str, str]]:
     return rows
 
 
-_INLINE_CODE = re.compile(r"`([^`]*)`")
-
-
-class MarkdownTable(str):
-    """Text of a Markdown table that a notebook renders as a table.
-
-    Its plain-text form is the Markdown source itself, so the drift guard
-    records the table's content rather than an object's name.
-    """
-
-    def _repr_markdown_(self) -> str:
-        return str(self)
-
-    def _repr_html_(self) -> str:
-        """The table as HTML (inline code kept), for renderers without Markdown tables."""
-        rows = [line.strip("|").split(" | ") for line in self.splitlines() if not line.startswith("|---")]
-
-        def cell(text: str, tag: str) -> str:
-            text = _INLINE_CODE.sub(r"<code>\1</code>", html.escape(text.strip()))
-            return f"<{tag}>{text}</{tag}>"
-
-        head = "".join(cell(c, "th") for c in rows[0])
-        body = "".join("<tr>" + "".join(cell(c, "td") for c in row) + "</tr>" for row in rows[1:])
-        return f"<table class=\"table\"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-    def __repr__(self) -> str:
-        return str(self)
-
-
 def still_needed_table() -> MarkdownTable:
     """:func:`still_needed_rows` as a Markdown table, for a page to display.
 
@@ -438,9 +428,5 @@ def still_needed_table() -> MarkdownTable:
     >>> print(still_needed_table().splitlines()[0])
     | Instead of | write | Does the original trace on the installed torch? | Still needed? |
     """
-    lines = [
-        "| Instead of | write | Does the original trace on the installed torch? | Still needed? |",
-        "|---|---|---|---|",
-    ]
-    lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in still_needed_rows()]
-    return MarkdownTable("\n".join(lines))
+    return markdown_table(["Instead of", "write", "Does the original trace on the installed torch?", "Still needed?"],
+                          still_needed_rows())

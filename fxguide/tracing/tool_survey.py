@@ -24,7 +24,6 @@ never written by hand:
 from __future__ import annotations
 
 import contextlib
-import html
 import io
 import logging
 from collections.abc import Callable, Iterable, Iterator
@@ -33,10 +32,13 @@ from typing import Any
 
 import torch
 import torch.fx as fx
+import torch.utils._pytree as pytree
 from torch import nn
 
-from fxguide.tracing.concrete import GuardError
+from fxguide._checks import collection
+from fxguide.display import MarkdownTable, markdown_table  # pages import MarkdownTable from here too
 from fxguide.models import Case
+from fxguide.tracing.concrete import GuardError
 
 Capture = Callable[[nn.Module, torch.Tensor, list], Callable[..., Any]]
 """``capture(model, example, graphs)``: capture, append the graphs made, return what to call."""
@@ -111,6 +113,27 @@ def _quiet() -> Iterator[None]:
         logging.disable(logging.NOTSET)
 
 
+def _same(actual: Any, expected: Any) -> bool:
+    """Whether ``actual`` is ``expected``: the same structure, each tensor of the same shape and dtype and close.
+
+    ``torch.allclose`` alone would broadcast: a ``(1, n)`` result would pass for a ``(3, n)`` one.
+
+    >>> _same(torch.ones(1, 2), torch.ones(3, 2)), _same((torch.ones(2), 1), (torch.ones(2), 1))
+    (False, True)
+    """
+    got, got_spec = pytree.tree_flatten(actual)
+    want, want_spec = pytree.tree_flatten(expected)
+    if got_spec != want_spec:
+        return False
+    for a, b in zip(got, want):
+        if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+            if a.shape != b.shape or a.dtype != b.dtype or not torch.allclose(a, b, equal_nan=True):
+                return False
+        elif isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor) or a != b:
+            return False
+    return True
+
+
 def _is_guard(error: BaseException) -> bool:
     return isinstance(error, GuardError) or str(error).startswith(_TORCH_GUARD)
 
@@ -154,37 +177,12 @@ def survey(tool: str, capture: Capture, case: Case) -> Outcome:
                 outcome.other_error = error
                 outcome.other = "refused by a guard" if _is_guard(error) else f"{type(error).__name__} inside"
             else:
-                same = torch.allclose(result, case.model(case.other_input))
-                outcome.other = "same as eager" if same else "wrong result"
+                outcome.other = "same as eager" if _same(result, case.model(case.other_input)) else "wrong result"
             outcome.recompiled = len(outcome.graphs) - first  # graphs added for the other input
             del outcome.graphs[first:]
     finally:
         torch._dynamo.reset()  # forget compiled code, so each survey starts afresh
     return outcome
-
-
-class MarkdownTable(str):
-    r"""A Markdown table as ``str``: notebooks render it as a table, ``repr`` shows the same text.
-
-    >>> MarkdownTable("| a | b |\n|---|---|\n| 1 | 2 |")._repr_html_()
-    '<table class="table"><thead><tr><th>a</th><th>b</th></tr></thead><tbody><tr><td>1</td><td>2</td></tr></tbody></table>'
-    """
-
-    def _repr_markdown_(self) -> str:
-        return str(self)
-
-    def _repr_html_(self) -> str:
-        # Pages render Markdown outputs as CommonMark, which has no tables: give HTML too.
-        head, _rule, *body = (line.strip("|").split("|") for line in self.splitlines())
-
-        def row(cells: list[str], tag: str) -> str:
-            return "<tr>" + "".join(f"<{tag}>{html.escape(c.strip())}</{tag}>" for c in cells) + "</tr>"
-
-        return (f'<table class="table"><thead>{row(head, "th")}</thead>'
-                f"<tbody>{''.join(row(cells, 'td') for cells in body)}</tbody></table>")
-
-    def __repr__(self) -> str:
-        return str(self)
 
 
 class Survey(dict[str, Outcome]):
@@ -194,6 +192,13 @@ class Survey(dict[str, Outcome]):
     printed lines (torch's capture machinery and notebook output streams do
     not mix well).
     """
+
+    def __init__(self, outcomes: dict[str, Outcome] | None = None) -> None:
+        super().__init__(outcomes or {})
+        for name, outcome in self.items():
+            if not isinstance(outcome, Outcome):
+                raise TypeError(f"Survey: every value must be an Outcome (from survey()), got "
+                                f"{type(outcome).__name__} for {name!r}")
 
     def __repr__(self) -> str:
         return "\n".join(outcome.report() for outcome in self.values())
@@ -216,10 +221,11 @@ def survey_all(tool: str, capture: Capture, models: Iterable[Case]) -> Survey:
     int from shape: fails (TypeError)
       capture -> TypeError: int() argument must be a string, a bytes-like object or a real number, not 'Proxy'
     """
-    models = list(models)
+    models = collection("survey_all", "models", models, "fxguide.models.cases()")
     if not models:
         raise ValueError("survey_all: expected at least one Case (e.g. fxguide.models.cases())")
-    return Survey({case.name: survey(tool, capture, case) for case in models})
+    outcomes = [survey(tool, capture, case) for case in models]  # survey checks each case
+    return Survey({outcome.case: outcome for outcome in outcomes})
 
 
 def survey_table(outcomes: list[Outcome]) -> MarkdownTable:
@@ -235,7 +241,4 @@ def survey_table(outcomes: list[Outcome]) -> MarkdownTable:
     tools = list(dict.fromkeys(o.tool for o in outcomes))
     rows = list(dict.fromkeys(o.case for o in outcomes))
     cell = {(o.case, o.tool): o.verdict for o in outcomes}
-    lines = ["| model | " + " | ".join(tools) + " |", "|---" * (len(tools) + 1) + "|"]
-    for row in rows:
-        lines.append(f"| {row} | " + " | ".join(cell.get((row, tool), "") for tool in tools) + " |")
-    return MarkdownTable("\n".join(lines))
+    return markdown_table(["model", *tools], ([row, *(cell.get((row, tool), "") for tool in tools)] for row in rows))

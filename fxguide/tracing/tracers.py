@@ -49,6 +49,10 @@ def trace(
                         f"e.g. trace({root.__name__}(), tracer)")
     if not (isinstance(root, nn.Module) or callable(root)):
         raise TypeError(f"trace: root must be an nn.Module or a function, got {type(root).__name__}")
+    if not isinstance(root, (nn.Module, types.FunctionType)):
+        raise TypeError(f"trace: root must be an nn.Module or a Python function (def or lambda); got "
+                        f"{type(root).__name__}, whose code the tracer cannot run with Proxies; wrap it: "
+                        f"trace(lambda x: f(x))")
     if tracer is None:
         tracer = fx.Tracer()
     if not isinstance(tracer, fx.Tracer):
@@ -174,6 +178,11 @@ class ModulePathTracer(LeafTracer):
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        try:
+            inspect.signature(LeafTracer.__init__).bind(self, *args, **kwargs)
+        except TypeError as error:
+            names = ", ".join(list(inspect.signature(LeafTracer.__init__).parameters)[1:])
+            raise TypeError(f"{type(self).__name__}: {error}; it takes the arguments of LeafTracer: {names}") from None
         super().__init__(*args, **kwargs)
         self.current_path = ""
         self.module_outputs: dict[str, fx.Node] = {}

@@ -30,9 +30,11 @@ __all__ = ["all_of", "as_int", "divide_by_rows", "fresh_noise", "sizes_tensor"]
 torch.fx.wrap("len")
 
 
-def _require_tensor(x: object, caller: str) -> None:
+def _require_tensor(x: object, caller: str, dims: int = 0) -> None:
     if not isinstance(x, (torch.Tensor, torch.fx.Proxy)):
         raise TypeError(f"{caller}: expected a tensor, got {type(x).__name__}")
+    if isinstance(x, torch.Tensor) and x.dim() < dims:
+        raise ValueError(f"{caller}: expected a tensor of at least {dims} dimension(s), got a {x.dim()}-d one")
 
 
 def divide_by_rows(x: torch.Tensor) -> torch.Tensor:
@@ -41,7 +43,7 @@ def divide_by_rows(x: torch.Tensor) -> torch.Tensor:
     >>> divide_by_rows(torch.ones(4, 2))[0]
     tensor([0.2500, 0.2500])
     """
-    _require_tensor(x, "divide_by_rows")
+    _require_tensor(x, "divide_by_rows", dims=1)  # a 0-d tensor has no rows
     return x / len(x)
 
 
@@ -57,7 +59,7 @@ def as_int(value: object) -> int:
     """
     try:
         return int(value)
-    except (TypeError, ValueError) as error:
+    except (TypeError, ValueError, OverflowError) as error:
         raise TypeError(f"as_int: cannot convert {value!r} to int ({error})") from None
 
 
@@ -76,6 +78,10 @@ def all_of(*conditions: object) -> bool:
     """
     if not conditions:
         raise ValueError("all_of: give at least one condition")
+    for number, condition in enumerate(conditions, 1):
+        if isinstance(condition, torch.Tensor) and condition.numel() != 1:
+            raise ValueError(f"all_of: condition {number} is a tensor of {condition.numel()} values, which is "
+                             f"neither true nor false; reduce it first with .all() or .any()")
     return all(bool(c) for c in conditions)
 
 

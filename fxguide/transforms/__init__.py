@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import torch.fx as fx
 from torch import nn
+from torch.fx.operator_schemas import get_signature_for_torch_op
 
 
 def to_graph_module(module: nn.Module, caller: str = "to_graph_module") -> fx.GraphModule:
@@ -40,13 +41,47 @@ def to_graph_module(module: nn.Module, caller: str = "to_graph_module") -> fx.Gr
     return fx.symbolic_trace(module)
 
 
+def _graph_inputs(gm: object, args: tuple, caller: str,
+                  fix: str = "pass one example value each after gm") -> fx.GraphModule:
+    """``gm`` if it is a ``GraphModule`` that can be called with ``args``; a ``TypeError`` naming ``caller`` otherwise.
+
+    An input with a default (``def forward(self, x, y=1.0)``) may be left out, as
+    when calling ``gm`` itself.
+
+    >>> import torch
+    >>> class AddY(torch.nn.Module):
+    ...     def forward(self, x, y=1.0):
+    ...         return x + y
+    >>> gm = fx.symbolic_trace(AddY())
+    >>> _graph_inputs(gm, (torch.ones(1),), "record_shapes") is gm
+    True
+    >>> _graph_inputs(gm, (), "record_shapes")
+    Traceback (most recent call last):
+    ...
+    TypeError: record_shapes: the graph takes 1 to 2 input(s), got 0; pass one example value each after gm
+    """
+    if not isinstance(gm, fx.GraphModule):
+        raise TypeError(f"{caller}: expected a torch.fx.GraphModule (trace the model first, e.g. with "
+                        f"torch.fx.symbolic_trace(model)), got {type(gm).__name__}")
+    placeholders = gm.graph.find_nodes(op="placeholder")
+    variadic = any(str(p.target).startswith("*") for p in placeholders)
+    required = sum(1 for p in placeholders if not p.args and not str(p.target).startswith("*"))
+    most = None if variadic else len(placeholders)
+    if len(args) < required or (most is not None and len(args) > most):
+        wanted = (f"at least {required}" if most is None else str(required) if required == most
+                  else f"{required} to {most}")
+        raise TypeError(f"{caller}: the graph takes {wanted} input(s), got {len(args)}; {fix}")
+    return gm
+
+
 def _bind_error(fn: Callable, node: fx.Node) -> tuple[inspect.Signature, TypeError] | None:
     """Why ``fn`` cannot take the arguments ``node`` passes to its target, or None if it can.
 
     Replacements and decomposition rules take the same arguments as the call they
     stand in for; checking that at transform time turns a wrong arity into an
     error that names the node, instead of a failure when the result is called.
-    A callable without a readable signature (some builtins) is trusted.
+    A torch builtin without a Python signature (``torch.add``) is checked against
+    each of its overloads; a callable with neither is trusted.
 
     >>> import torch
     >>> gm = torch.fx.symbolic_trace(lambda x: torch.add(x, 1))
@@ -56,13 +91,20 @@ def _bind_error(fn: Callable, node: fx.Node) -> tuple[inspect.Signature, TypeErr
     >>> signature, error = _bind_error(lambda a: a, add)
     >>> str(signature), str(error)
     ('(a)', 'too many positional arguments')
+    >>> relu = fx.symbolic_trace(lambda x: torch.relu(x)).graph.find_nodes(op="call_function", target=torch.relu)[0]
+    >>> str(_bind_error(torch.add, relu)[1])
+    "missing a required argument: 'other'"
     """
     try:
-        signature = inspect.signature(fn)
+        signatures = [inspect.signature(fn)]
     except (TypeError, ValueError):
-        return None
-    try:
-        signature.bind(*node.args, **node.kwargs)
-    except TypeError as error:
-        return signature, error
-    return None
+        signatures = get_signature_for_torch_op(fn) or []  # one per overload; None for other builtins
+    mismatches = []
+    for signature in signatures:
+        try:
+            signature.bind(*node.args, **node.kwargs)
+        except TypeError as error:
+            mismatches.append((signature, error))
+        else:
+            return None
+    return mismatches[0] if mismatches else None

@@ -21,14 +21,30 @@ from torch.fx.proxy import GraphAppendingTracer
 from fxguide.transforms import _bind_error, to_graph_module
 
 
+def _rule_input(x: object, inplace: object, caller: str) -> None:
+    if not isinstance(x, (torch.Tensor, fx.Proxy)):
+        raise TypeError(f"{caller}: expected a tensor (or a Proxy, while decomposing), got {type(x).__name__}")
+    if not isinstance(inplace, bool):
+        raise TypeError(f"{caller}: inplace must be True or False, got {inplace!r}")
+
+
 def relu_rule(x, inplace: bool = False):
-    """``relu(x)`` as a comparison and a product: ``(x > 0) * x``."""
-    return (x > 0) * x
+    """``relu(x)`` as a comparison and a product: ``(x > 0) * x``; ``inplace=True`` writes it into ``x``.
+
+    >>> x = torch.tensor([-1.0, 2.0])
+    >>> relu_rule(x, inplace=True) is x, x.tolist() == [0.0, 2.0]
+    (True, True)
+    """
+    _rule_input(x, inplace, "relu_rule")
+    result = (x > 0) * x
+    return x.copy_(result) if inplace else result
 
 
 def silu_rule(x, inplace: bool = False):
-    """``silu(x)`` as its definition: ``x * sigmoid(x)``."""
-    return x * torch.sigmoid(x)
+    """``silu(x)`` as its definition: ``x * sigmoid(x)``; ``inplace=True`` writes it into ``x``."""
+    _rule_input(x, inplace, "silu_rule")
+    result = x * torch.sigmoid(x)
+    return x.copy_(result) if inplace else result
 
 
 #: Default rule table, mapping each function called in the graph to the rule that replaces it.
@@ -45,7 +61,7 @@ def _name(target: Callable) -> str:
 
 
 def _inplace(node: fx.Node) -> bool:
-    """Whether the call asks to overwrite its first argument (``inplace=True``)."""
+    """Whether the call asks to overwrite its first argument (``inplace=True``, by keyword or second argument)."""
     flag = node.kwargs.get("inplace", node.args[1] if len(node.args) > 1 else False)
     if isinstance(flag, fx.Node):
         raise ValueError(f"decompose: node {node.name!r} computes `inplace` at run time; "
@@ -94,6 +110,11 @@ def decompose(module: nn.Module, rules: Mapping[Callable, Callable] | None = Non
         kwargs = fx.map_arg(node.kwargs, lambda n: fx.Proxy(env[n], tracer))
         inplace = _inplace(node)
         _check_rule(rule, node)
+        if inplace:  # the rule computes the value; the one write into the input is recorded below
+            if "inplace" in kwargs:
+                kwargs = {**kwargs, "inplace": False}
+            else:
+                args = (args[0], False, *args[2:])
         result = rule(*args, **kwargs)
         if not isinstance(result, fx.Proxy):
             raise TypeError(f"decompose: the rule for {_name(node.target)!r} returned "

@@ -91,6 +91,9 @@ def fuse_conv_bn(model: nn.Module) -> fx.GraphModule:
     """
     if not isinstance(model, nn.Module):
         raise TypeError(f"fuse_conv_bn: model must be an nn.Module, got {type(model).__name__}")
+    if isinstance(model, torch.jit.ScriptModule):
+        raise TypeError("fuse_conv_bn: model is a TorchScript module, whose Python code symbolic tracing cannot "
+                        "run; fuse the nn.Module first, then script the result")
     if model.training:
         raise ValueError("fuse_conv_bn: the model is in training mode, where batch norm uses each "
                          "batch's statistics; call model.eval() before fusing")

@@ -20,6 +20,7 @@ import torch.fx as fx
 from torch import nn
 
 from fxguide._checks import finite_number
+from fxguide.transforms import _graph_inputs
 
 OBSERVER_PREFIX = "observe_"
 
@@ -41,6 +42,9 @@ class MinMaxObserver(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not isinstance(x, torch.Tensor):
             raise TypeError(f"MinMaxObserver: expected a tensor, got {type(x).__name__}")
+        if x.is_complex():
+            raise TypeError(f"MinMaxObserver: complex values ({x.dtype}) have no smallest or largest; "
+                            "observe a real tensor (x.real, x.abs())")
         if x.is_floating_point() and x.numel() and not bool(torch.isfinite(x.detach()).all()):
             # One NaN would make min/max NaN for every later batch; inf would stretch the range forever.
             raise ValueError("MinMaxObserver: the observed tensor holds NaN or inf, which would poison the "
@@ -112,6 +116,10 @@ def insert_observers(model: nn.Module, where: Callable[[fx.Node], bool]) -> fx.G
         raise TypeError(f"insert_observers: expected an nn.Module, got {type(model).__name__}")
     if not callable(where):
         raise TypeError(f"insert_observers: where must be a function Node -> bool, got {type(where).__name__}")
+    present = [name for name, m in model.named_modules() if isinstance(m, MinMaxObserver)]
+    if present:
+        raise ValueError(f"insert_observers: the model already holds observers ({', '.join(present[:3])}"
+                         f"{', ...' if len(present) > 3 else ''}); insert them once, into the model without them")
     gm = fx.symbolic_trace(copy.deepcopy(model))
     chosen = [n for n in gm.graph.nodes if n.op not in {"placeholder", "output"} and _accepts(where, n)]
     if not chosen:
@@ -130,7 +138,12 @@ def insert_observers(model: nn.Module, where: Callable[[fx.Node], bool]) -> fx.G
 
 
 def _accepts(where: Callable[[fx.Node], bool], node: fx.Node) -> bool:
-    answer = where(node)
+    try:
+        answer = where(node)
+    except Exception as error:
+        raise RuntimeError(f"insert_observers: where raised {type(error).__name__} for node {node.name!r} "
+                           f"(op {node.op}): {error}; where is called with each torch.fx.Node and must return "
+                           f"True or False") from error
     if not isinstance(answer, bool):
         raise TypeError(f"insert_observers: where must return True or False for a node, returned "
                         f"{answer!r} for {node.name!r}")
@@ -164,7 +177,10 @@ def calibrate(gm: fx.GraphModule, batches: Iterable[torch.Tensor]) -> int:
     count = 0
     with torch.no_grad():
         for batch in batches:
-            gm(*batch) if isinstance(batch, tuple) else gm(batch)
+            inputs = batch if isinstance(batch, tuple) else (batch,)
+            _graph_inputs(gm, inputs, f"calibrate (batch {count})",
+                          "give each batch as one tensor, or as a tuple of one tensor per input")
+            gm(*inputs)
             count += 1
     if count == 0:
         raise ValueError("calibrate: no batches were given; pass a list of sample inputs")

@@ -17,7 +17,8 @@ import torch
 import torch.fx as fx
 
 from fxguide._checks import int_at_least
-from fxguide.display.timing import format_time
+from fxguide.display.timing import MAX_REPEATS, format_time
+from fxguide.transforms import _graph_inputs
 
 
 class NodeProfiler(fx.Interpreter):
@@ -76,13 +77,9 @@ def profile_nodes(gm: fx.GraphModule, *args: Any, repeats: int = 10, warmup: int
     >>> [(t.name, t.op) for t in profile_nodes(gm, torch.ones(3), repeats=3)]
     [('x', 'placeholder'), ('relu', 'call_function'), ('add', 'call_function'), ('output', 'output')]
     """
-    int_at_least("profile_nodes", "repeats", repeats)
-    int_at_least("profile_nodes", "warmup", warmup, minimum=0)
-    wanted = len(gm.graph.find_nodes(op="placeholder")) if isinstance(gm, fx.GraphModule) else len(args)
-    if len(args) != wanted:
-        raise TypeError(f"profile_nodes: the graph takes {wanted} input(s), got {len(args)}; "
-                        f"pass one example value each after gm")
-    profiler = NodeProfiler(gm)
+    int_at_least("profile_nodes", "repeats", repeats, maximum=MAX_REPEATS)
+    int_at_least("profile_nodes", "warmup", warmup, minimum=0, maximum=MAX_REPEATS)
+    profiler = NodeProfiler(_graph_inputs(gm, args, "profile_nodes"))
     with torch.no_grad():
         for _ in range(warmup):
             profiler.run(*args)

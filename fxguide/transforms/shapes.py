@@ -14,21 +14,14 @@ from typing import Any, NamedTuple
 import torch
 import torch.fx as fx
 
+from fxguide.transforms import _graph_inputs
+
 
 class TensorInfo(NamedTuple):
     """The shape and dtype of one tensor value."""
 
     shape: tuple[int, ...]
     dtype: torch.dtype
-
-
-def _check(gm: object, args: tuple, caller: str) -> fx.GraphModule:
-    if not isinstance(gm, fx.GraphModule):
-        raise TypeError(f"{caller}: expected a torch.fx.GraphModule (trace the model first), got {type(gm).__name__}")
-    wanted = len(gm.graph.find_nodes(op="placeholder"))
-    if len(args) != wanted:
-        raise TypeError(f"{caller}: the graph takes {wanted} input(s), got {len(args)}; pass one example value each")
-    return gm
 
 
 def _info(value: Any) -> TensorInfo | None:
@@ -43,7 +36,7 @@ def record_shapes_by_hand(gm: fx.GraphModule, *args: Any) -> dict[str, TensorInf
     >>> record_shapes_by_hand(gm, torch.ones(2, 4))["linear"]
     TensorInfo(shape=(2, 3), dtype=torch.float32)
     """
-    _check(gm, args, "record_shapes_by_hand")
+    _graph_inputs(gm, args, "record_shapes_by_hand")
     inputs = iter(args)
     env: dict[fx.Node, Any] = {}
     seen: dict[str, TensorInfo] = {}
@@ -53,7 +46,10 @@ def record_shapes_by_hand(gm: fx.GraphModule, *args: Any) -> dict[str, TensorInf
 
     for node in gm.graph.nodes:
         if node.op == "placeholder":
-            result = next(inputs)
+            if str(node.target).startswith("*"):  # *args: every input left
+                result = tuple(inputs)
+            else:  # an input left out takes its default, kept in the node's args
+                result = next(inputs, node.args[0] if node.args else None)
         elif node.op == "get_attr":
             result = gm
             for part in node.target.split("."):
@@ -100,6 +96,6 @@ def record_shapes(gm: fx.GraphModule, *args: Any) -> dict[str, TensorInfo]:
     {'x': TensorInfo(shape=(2, 4), dtype=torch.float32), 'to': TensorInfo(shape=(2, 4), dtype=torch.int64), \
 'sum_1': TensorInfo(shape=(), dtype=torch.int64)}
     """
-    recorder = ShapeRecorder(_check(gm, args, "record_shapes"))
+    recorder = ShapeRecorder(_graph_inputs(gm, args, "record_shapes"))
     recorder.run(*args)
     return recorder.seen

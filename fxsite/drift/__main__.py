@@ -6,9 +6,15 @@
 ``--unavailable FILE`` (JSON: library -> why) names libraries the torch checked cannot install.
 
 Exit status (both commands): 0 done, every output the same; 1 the check ran and
-found drift; 2 it could not run (the build failed, an expectation file is
-damaged, a page printed a path of this machine): nothing was recorded or
-compared for what failed, and the message says what to do.
+found drift; 2 it could not run (a failure of the tooling: an expectation file is
+damaged, a page printed a path of this machine, the build failed for a reason no
+output shows): nothing was recorded or compared for what failed, and the message
+says what to do.
+
+A build that fails because a page or an example starts raising, or hangs (the
+build stops it at its time limit, :mod:`fxsite.sphinx.limits`), is drift for
+``check``, with or without ``--report``: what it built is compared, and the
+snippet that failed is reported. ``record`` never records a failed build.
 """
 
 from __future__ import annotations
@@ -32,6 +38,8 @@ def build_problems(log: str) -> list[str]:
     >>> build_problems("reading sources...\\ndocs/a.md:12: WARNING: cell 2 raised ValueError: x\\ndone")
     ['docs/a.md:12: WARNING: cell 2 raised ValueError: x']
     """
+    if not isinstance(log, str):
+        raise TypeError(f"build_problems: log must be the build's output as a str, got {type(log).__name__}")
     return [line.strip() for line in log.splitlines() if "WARNING:" in line or "ERROR:" in line][:50]
 
 
@@ -60,7 +68,10 @@ def unrecordable(found: dict) -> list[str]:
     problems = []
     for snippets in found.values():
         for s in snippets:
-            if s.raised is not None and not s.expects_raise:
+            if s.hung:
+                problems.append(f"{s.where}: was stopped at the build's time limit ({s.raised}); a snippet that "
+                                "hangs is never an expectation: fix it, or make it fast enough")
+            elif s.raised is not None and not s.expects_raise:
                 problems.append(f"{s.where}: raised {s.raised.splitlines()[0][:200]} without the raises-exception "
                                 "tag; that is a failure of the build, not an expectation: fix the cell (or tag it "
                                 "if the error is the point of the example)")
@@ -150,6 +161,24 @@ def _check(found: dict, version: str, report: Path | None, problems: list[str], 
     return EXIT_SAME
 
 
+def _hangs(sources: list[str], version: str, report: Path | None, problems: list[str],
+           unavailable: dict[str, str]) -> int:
+    """A build the watchdog stopped: each example it names newly hangs; nothing else was built to compare."""
+    from fxsite.drift.compare import NEWLY_HANGS, Finding
+
+    findings = [Finding(source, 0, 0, NEWLY_HANGS,
+                        message=f"{source}, torch {version}: now hangs, and could not be interrupted; the build "
+                                "was stopped, so no other output was compared") for source in sources]
+    for f in findings:
+        print(f.message, end="\n\n")
+    if report:
+        from fxsite.drift.report import write_report
+
+        write_report(report, version, findings, build_problems=problems, unavailable=unavailable)
+    print(f"the check ran and found drift: {len(findings)} example(s) hang")
+    return EXIT_DRIFT
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m fxsite.drift", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -163,30 +192,38 @@ def main(argv: list[str] | None = None) -> int:
         import torch
 
         from fxsite.drift.build import build_docs
-        from fxsite.drift.extract import ROOT, collect
+        from fxsite.drift.extract import ROOT, collect, stopped_by_watchdog
 
         version = torch.__version__.split("+")[0]
         build_dir = args.build_dir or ROOT / "_build"
         unavailable = json.loads(args.unavailable.read_text()) if args.unavailable else {}
         problems: list[str] = []
+        failed = False
         if not args.no_build:
             print(f"building the docs with torch {version} into {build_dir} ...", flush=True)
             done = build_docs(build_dir)
             if done.returncode != 0:
                 print(done.stdout[-20000:])
-                if args.command == "record" or not args.report:
-                    print(f"the docs build failed (exit {done.returncode}); nothing was "
-                          f"{'recorded' if args.command == 'record' else 'compared'}: the check could not run",
-                          file=sys.stderr)
+                if args.command == "record":
+                    print(f"the docs build failed (exit {done.returncode}); nothing was recorded: "
+                          "the check could not run", file=sys.stderr)
                     return EXIT_COULD_NOT_RUN
-                # A drift report still compares what was built: on another torch a cell that
-                # starts raising fails the build, and that is exactly the drift to report.
-                problems = build_problems(done.stdout)
+                # The check still compares what was built: on another torch a cell that starts
+                # raising (or hanging) fails the build, and that is exactly the drift to report.
+                failed, problems = True, build_problems(done.stdout)
                 print(f"the docs build failed (exit {done.returncode}); comparing what it built", file=sys.stderr)
+                stopped = stopped_by_watchdog(done.stdout)
+                if stopped:  # the build was stopped mid-way: only the example that hung is known
+                    return _hangs(stopped, version, args.report, problems, unavailable)
         found = collect(build_dir)
         if args.command == "record":
             return _record(found, version)
-        return _check(found, version, args.report, problems, unavailable)
+        status = _check(found, version, args.report, problems, unavailable)
+        if failed and status == EXIT_SAME:
+            print("the docs build failed, yet every output it shows is the recorded one: the failure is not an "
+                  "output's (see the build's problems above); the check could not run", file=sys.stderr)
+            return EXIT_COULD_NOT_RUN
+        return status
     except Exception as error:  # noqa: BLE001 - any failure of the tooling is "could not run", never "drift"
         print(f"python -m fxsite.drift {args.command}: the check could not run: {type(error).__name__}: {error}",
               file=sys.stderr)

@@ -10,9 +10,18 @@ from pathlib import Path
 from fxsite.drift.extract import ROOT
 
 
-def sphinx_command(out: Path, *, src: Path = ROOT / "docs", conf: Path = ROOT, jobs: str = "auto") -> list[str]:
+def sphinx_command(out: Path, *, src: Path = ROOT / "docs", conf: Path = ROOT, jobs: str | int = "auto") -> list[str]:
+    """The ``sphinx-build`` command ``make docs`` runs; ``jobs`` is ``"auto"`` or a number of processes.
+
+    >>> sphinx_command(Path("_build"), jobs=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: sphinx_command: jobs must be "auto" or a positive int, got 0
+    """
+    if jobs != "auto" and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise ValueError(f'sphinx_command: jobs must be "auto" or a positive int, got {jobs!r}')
     return [sys.executable, "-m", "sphinx", "-b", "html", "-c", str(conf), "-W", "--keep-going",
-            "-j", jobs, str(src), str(Path(out) / "html")]
+            "-j", str(jobs), str(src), str(Path(out) / "html")]
 
 
 def build_docs(out: Path = ROOT / "_build", *, force: bool | None = None, cwd: Path = ROOT,
@@ -27,6 +36,8 @@ def build_docs(out: Path = ROOT / "_build", *, force: bool | None = None, cwd: P
     """
     if force is not None and not isinstance(force, bool):
         raise TypeError(f"force must be True, False or None, not {force!r}")
+    if not Path(cwd).is_dir():
+        raise FileNotFoundError(f"build_docs: cwd {cwd} is not a folder; pass the repository (or site) to build")
     env = dict(os.environ)
     if force:
         env["FXGUIDE_EXECUTE"] = "force"

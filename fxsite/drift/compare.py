@@ -13,6 +13,7 @@ from fxsite.drift.snapshots import Expected, snapshot_path
 SAME = "same"
 CHANGED = "changed"
 NEWLY_RAISING = "newly raising"
+NEWLY_HANGS = "newly hangs"  # stopped at the build's time limit (fxsite/sphinx/limits.py)
 NO_LONGER_RAISING = "no longer raising"
 NOT_RECORDED = "not recorded"
 NO_LONGER_SHOWN = "no longer shown"
@@ -20,7 +21,7 @@ NO_LONGER_SHOWN = "no longer shown"
 MISSING_LIBRARY = "missing library"
 # Not drift either: the recorded expectations of the source could not be read (a damaged store file).
 UNREADABLE = "unreadable expectation"
-DRIFT = (CHANGED, NEWLY_RAISING, NO_LONGER_RAISING, NOT_RECORDED, NO_LONGER_SHOWN)
+DRIFT = (CHANGED, NEWLY_RAISING, NEWLY_HANGS, NO_LONGER_RAISING, NOT_RECORDED, NO_LONGER_SHOWN)
 _NO_MODULE = re.compile(r"^ModuleNotFoundError: No module named '([\w.]+)'")
 
 
@@ -98,6 +99,11 @@ def _compare(
     for s in actual:
         where = f"{s.where}, torch {torch_version}"
         exp = expected.get(s.index)
+        if s.hung:  # never recorded: a snippet that hangs is drift whatever it showed before
+            findings.append(Finding(source, s.index, s.line, NEWLY_HANGS,
+                                    message=f"{where}: now hangs on torch {torch_version}, the build stopped it "
+                                            f"({s.raised})"))
+            continue
         if s.expects_raise and s.raised is None and (exp is None or not exp.raises):
             findings.append(Finding(source, s.index, s.line, NO_LONGER_RAISING,
                                     message=f"{where}: tagged raises-exception but no longer raises on torch "

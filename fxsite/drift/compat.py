@@ -11,6 +11,7 @@ a torch only if that torch's report compared the very output recorded today
 from __future__ import annotations
 
 import json
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,10 +31,9 @@ def version_key(version: str) -> tuple[int, ...]:
     >>> sorted(["2.9.1", "2.14.1", "2.13.0"], key=version_key)
     ['2.9.1', '2.13.0', '2.14.1']
     """
-    try:
-        return tuple(int(part) for part in version.split("."))
-    except ValueError:
-        raise ValueError(f"version_key: {version!r} is not a release number like 2.14.1") from None
+    if not isinstance(version, str) or not re.fullmatch(r"\d+(\.\d+)*", version):
+        raise ValueError(f"version_key: {version!r} is not a release number like 2.14.1")
+    return tuple(int(part) for part in version.split("."))
 
 
 class Reports(list):
@@ -83,9 +83,15 @@ def load_reports(folder: Path = DRIFT) -> Reports:
     reports, damaged = Reports(), {}
     for path in sorted(Path(folder).glob("torch-*/report.json")):
         try:
-            reports.append(read_report(path))
+            report = read_report(path)
         except ValueError as error:
             damaged[path] = str(error).removeprefix(f"{path}: ")
+            continue
+        if path.parent.name != f"torch-{report['torch']}":
+            damaged[path] = (f"it reports torch {report['torch']} but lies in {path.parent.name}/ "
+                             f"(moved or copied by hand?)")
+            continue
+        reports.append(report)
     reports.sort(key=lambda r: version_key(r["torch"]))
     reports.damaged = damaged
     _tell("drift report", damaged, "rerun `make drift TORCH=<version>`")
@@ -125,6 +131,9 @@ class Coverage:
 
 def coverage(report: dict, current: dict[str, dict[int, snapshots.Expected]]) -> Coverage:
     """Sort today's recorded snippets by what ``report`` found for them."""
+    if not isinstance(report, dict) or not _REQUIRED <= report.keys():
+        raise TypeError(f"coverage: report must be a drift report as read_report returns it (with "
+                        f"{sorted(_REQUIRED)}), got {type(report).__name__}")
     entries = {(e["source"], e["index"]): e for e in report["snippets"]}
     result = Coverage(report["torch"], report["date"], tests=report.get("tests", {}).get("summary", {}),
                       unavailable=report.get("unavailable", {}))
@@ -156,7 +165,12 @@ def verified_sentence(reports: list[dict], current: dict[str, dict[int, snapshot
     ...     f"Every output shown here is verified on torch {REFERENCE_TORCH}.")
     True
     """
+    if not isinstance(reports, list) or not all(isinstance(r, dict) for r in reports):
+        raise TypeError("verified_sentence: reports must be the list load_reports returns")
     total = sum(len(v) for v in current.values())
+    if total == 0:
+        return ("No output of this guide is recorded yet (tests/expected is empty), so none is verified; "
+                "`make update-expected` records them.")
     versions, details = [REFERENCE_TORCH], [f"{REFERENCE_TORCH} (every output)"]
     for report in reports:
         if report["torch"] == REFERENCE_TORCH:
@@ -229,7 +243,8 @@ def render_page(reports: list[dict], current: dict[str, dict[int, snapshots.Expe
     ]
     for cov in covs:
         kinds = [(s, sum(1 for e in cov.differs if e["status"] == s)) for s in
-                 ("changed", "newly raising", "no longer raising", "not recorded", "no longer shown")]
+                 ("changed", "newly raising", "newly hangs", "no longer raising", "not recorded",
+                  "no longer shown")]
         differ = str(len(cov.differs)) + (" (" + ", ".join(f"{n} {s}" for s, n in kinds if n) + ")"
                                           if cov.differs else "")
         tests = ", ".join(f"{n} {k}" for k, n in cov.tests.items()) or "not run"
@@ -271,6 +286,8 @@ def render_page(reports: list[dict], current: dict[str, dict[int, snapshots.Expe
 def write_if_changed(path: Path, text: str) -> bool:
     """Write ``text`` to ``path`` unless it already holds it (keeps Sphinx from re-reading it); True if written."""
     path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"write_if_changed: {path} is a folder; give the path of the file to write")
     if path.is_file() and path.read_text() == text:
         return False
     path.write_text(text)

@@ -20,6 +20,28 @@ DOCS = ROOT / "docs"
 GALLERY = ROOT / "gallery"
 GALLERY_OUT = DOCS / "gallery"
 
+LIMIT_EXCEEDED = "ExecutionLimitExceeded"
+"""The exception a page cell or a gallery example is stopped with when it runs past the build's time limit
+(:mod:`fxsite.sphinx.limits`); the drift check reports such a snippet as newly hanging."""
+
+_STOPPED = re.compile(r"^fxguide: (\S+) did not stop .*; stopping the build", re.MULTILINE)
+
+
+def stopped_line(name: str, grace: float, pid: int) -> str:
+    """The line the build's watchdog prints when it stops a build whose example ``name`` could not be interrupted.
+
+    >>> stopped_by_watchdog("x\\n" + stopped_line("gallery/a.py", 30, 12) + "\\n")
+    ['gallery/a.py']
+    """
+    return (f"fxguide: {name} did not stop {grace:g} s after its time limit (it runs code that cannot be "
+            f"interrupted); stopping the build (process {pid})")
+
+
+def stopped_by_watchdog(log: str) -> list[str]:
+    """The examples a build log says the watchdog stopped the build for (:func:`stopped_line`)."""
+    return _STOPPED.findall(log)
+
+
 _SG_MARK = re.compile(r"^\.\. GENERATED FROM PYTHON SOURCE LINES (\d+)-(\d+)$")
 
 
@@ -39,6 +61,11 @@ class Snippet:
     output: str  # normalized text output ("" when it printed nothing)
     raised: str | None = None  # "TraceError: message" when it raised (on purpose)
     expects_raise: bool = False  # tagged raises-exception in the page source
+
+    @property
+    def hung(self) -> bool:
+        """Whether the build stopped this snippet at its time limit."""
+        return self.raised is not None and self.raised.startswith(LIMIT_EXCEEDED + ":")
 
     @property
     def where(self) -> str:
@@ -232,6 +259,9 @@ def gallery_snippets(script: Path, gallery_out: Path | None = None, root: Path =
         )
     lines = rst.read_text().splitlines()
     marks = [(n, m) for n, line in enumerate(lines) if (m := _SG_MARK.match(line))]
+    if not marks:
+        raise ValueError(f"{script.relative_to(root)}: {rst} is not a page sphinx-gallery generated (no "
+                         f"'.. GENERATED FROM PYTHON SOURCE LINES' marks); rebuild the docs (make docs)")
     snippets = []
     for k, (n, mark) in enumerate(marks):
         end = marks[k + 1][0] if k + 1 < len(marks) else len(lines)

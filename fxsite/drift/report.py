@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import platform
+import re
 from collections import Counter
 from dataclasses import asdict
 from datetime import date
@@ -18,6 +19,24 @@ from pathlib import Path
 from fxsite import ROOT
 from fxsite.drift import snapshots
 from fxsite.drift.compare import MISSING_LIBRARY, SAME, Finding
+
+_RELEASE = re.compile(r"\d+\.\d+\.\d+")
+
+
+def check_version(version: str) -> str:
+    """Return ``version`` if it names one torch release like ``2.14.1``.
+
+    >>> check_version("2.14.1")
+    '2.14.1'
+    >>> check_version("2.14")
+    Traceback (most recent call last):
+    ...
+    ValueError: torch version must look like 2.14.1 (major.minor.patch), got '2.14'
+    """
+    if not isinstance(version, str) or not _RELEASE.fullmatch(version):
+        raise ValueError(f"torch version must look like 2.14.1 (major.minor.patch), got {version!r}")
+    return version
+
 
 def _reference_torch() -> str:
     """The torch release ``constraints.txt`` pins: the reference every output is recorded on."""
@@ -36,6 +55,8 @@ def summarize(findings: list[Finding]) -> dict[str, int]:
     >>> summarize([Finding("docs/a.md", 1, 9, "same"), Finding("docs/a.md", 2, 14, "changed")])
     {'changed': 1, 'same': 1}
     """
+    if not all(isinstance(f, Finding) for f in findings):
+        raise TypeError("summarize: expected the Finding list that fxsite.drift.compare.compare returns")
     counts = Counter(f.status for f in findings)
     return dict(sorted(counts.items()))
 
@@ -62,6 +83,12 @@ def write_report(folder: Path, torch_version: str, findings: list[Finding],
     """
     if not findings:
         raise ValueError("write_report: no findings to report; was the docs build empty?")
+    check_version(torch_version)
+    if not all(isinstance(f, Finding) for f in findings):
+        raise TypeError("write_report: findings must be the Finding list that fxsite.drift.compare.compare returns")
+    if isinstance(build_problems, str) or not isinstance(build_problems, (list, tuple)) \
+            or not all(isinstance(p, str) for p in build_problems):
+        raise TypeError(f"write_report: build_problems must be a list of log lines (str), got {build_problems!r}")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     recorded: dict[str, dict[int, snapshots.Expected] | None] = {}

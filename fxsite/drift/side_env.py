@@ -35,9 +35,8 @@ from pathlib import Path
 from typing import Callable
 
 from fxsite.drift.extract import ROOT
-from fxsite.drift.report import REFERENCE_TORCH
+from fxsite.drift.report import REFERENCE_TORCH, check_version
 
-_VERSION = re.compile(r"^\d+\.\d+\.\d+$")
 # Bumped when the way a side environment is built changes, so that old ones are rebuilt.
 _RECIPE = "2: torch libraries installed one by one"
 _TORCH_PIN = re.compile(r"^torch==\S+$", re.MULTILINE)
@@ -45,21 +44,6 @@ _TORCH_PIN = re.compile(r"^torch==\S+$", re.MULTILINE)
 
 class DriftToolingError(RuntimeError):
     """The side environment or the checks could not be run (as opposed to: they found drift)."""
-
-
-def check_version(version: str) -> str:
-    """Return ``version`` if it names one torch release like ``2.14.1``.
-
-    >>> check_version("2.14.1")
-    '2.14.1'
-    >>> check_version("2.14")
-    Traceback (most recent call last):
-    ...
-    ValueError: torch version must look like 2.14.1 (major.minor.patch), got '2.14'
-    """
-    if not isinstance(version, str) or not _VERSION.match(version):
-        raise ValueError(f"torch version must look like 2.14.1 (major.minor.patch), got {version!r}")
-    return version
 
 
 def cache_dir() -> Path:

@@ -23,7 +23,8 @@ def executed_notebook(outdir: Path, docname: str) -> Path:
     >>> executed_notebook(Path("_build/html"), "reference/errors").as_posix()
     '_build/jupyter_execute/reference/errors.ipynb'
     """
-    if not isinstance(docname, str) or not docname or docname.startswith("/"):
+    if (not isinstance(docname, str) or not docname or docname.startswith("/")
+            or any(part in {"", ".", ".."} for part in docname.split("/"))):
         raise ValueError(f"executed_notebook: docname must be a relative Sphinx docname like 'quickstart', got {docname!r}")
     return Path(outdir).parent / OUTPUT_FOLDER / f"{docname}.ipynb"
 

@@ -55,10 +55,10 @@ def stale_pages(app: Sphinx) -> list[tuple[Path, object]]:
 
 
 def _execute(app: Sphinx, path: Path, notebook):
-    from jupyter_cache.executors.utils import single_nb_execution
+    from fxsite.sphinx.limits import execute_notebook
 
-    return single_nb_execution(notebook, cwd=str(path.parent), timeout=app.config.nb_execution_timeout,
-                               allow_errors=app.config.nb_execution_allow_errors, meta_override=True)
+    return execute_notebook(notebook, cwd=str(path.parent), timeout=app.config.nb_execution_timeout,
+                            allow_errors=app.config.nb_execution_allow_errors, meta_override=True)
 
 
 BENCH_RESULTS = Path(__file__).resolve().parents[1] / "bench" / "results.json"

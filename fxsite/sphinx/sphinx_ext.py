@@ -6,6 +6,10 @@ myst-nb reports a failed notebook by page; this names the cell, its line in the
     docs/limitations.md:42: WARNING: cell 3 raised TraceError: symbolically traced ...
     (tag the cell raises-exception if this error is the point of the example)
 
+and a cell the build stopped at its time limit (:mod:`fxsite.sphinx.limits`), tagged or not::
+
+    docs/limitations.md:42: WARNING: cell 3 ran longer than its time limit of 120 s and was stopped ...
+
 Under ``-W`` the warning fails the build.
 
 It also writes the Compatibility page (``docs/compatibility.md``, generated,
@@ -24,7 +28,7 @@ from sphinx.config import Config
 from sphinx.util import logging
 
 from fxsite.drift import compat
-from fxsite.drift.extract import code_cells, merge_streams_exactly
+from fxsite.drift.extract import LIMIT_EXCEEDED, code_cells, merge_streams_exactly
 
 logger = logging.getLogger(__name__)
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -41,18 +45,25 @@ def check_unexpected_errors(app: Sphinx, doctree: nodes.document) -> None:
     cells = [c for c in doctree.findall(nodes.container) if c.get("nb_element") == "cell_code"]
     for number, cell in enumerate(cells, 1):
         tags = (cell.get("cell_metadata") or {}).get("tags", [])
-        if "raises-exception" in tags:
-            continue
         for block in cell.findall(nodes.literal_block):
-            if "traceback" in block.get("classes", []):
-                line = fences[number - 1] if len(fences) == len(cells) else cell.line
-                app.env.metadata[app.env.docname]["fxguide_failed"] = True
+            if "traceback" not in block.get("classes", []):
+                continue
+            error = _last_line(block.astext())
+            hung = error.startswith(LIMIT_EXCEEDED + ":")
+            if "raises-exception" in tags and not hung:  # a tagged cell may raise, never hang
+                break
+            line = fences[number - 1] if len(fences) == len(cells) else cell.line
+            app.env.metadata[app.env.docname]["fxguide_failed"] = True
+            if hung:
+                logger.warning("cell %s %s", number, error.split(": ", 1)[1], location=(app.env.docname, line),
+                               type="fxguide", subtype="execution-limit")
+            else:
                 logger.warning(
                     "cell %s raised %s (tag the cell raises-exception if this error is the point of the example)",
-                    number, _last_line(block.astext()), location=(app.env.docname, line), type="fxguide",
+                    number, error, location=(app.env.docname, line), type="fxguide",
                     subtype="unexpected-exception",
                 )
-                break
+            break
 
 
 def _execution_failed(app: Sphinx, docname: str) -> bool:

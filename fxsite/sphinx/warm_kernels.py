@@ -35,6 +35,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from fxsite.sphinx import limits
+
 SERVER_ENV = "FXGUIDE_KERNEL_SERVER"
 PRELOAD = ("torch", "torch.fx", "ipykernel.kernelapp", "ipykernel.ipkernel", "IPython", "numpy")
 
@@ -104,6 +106,7 @@ def _become_kernel(request: dict, fds: list[int]) -> None:
     os.environ.clear()
     os.environ.update(request["env"])
     os.environ.pop(SERVER_ENV, None)
+    limits.cap_data()  # the page's memory budget, from its size now
     sys.argv = [request["argv0"], *request["args"]]
     sys.path[0] = os.getcwd()  # what `python -m ipykernel_launcher` would have put there
     code = 0
@@ -209,6 +212,7 @@ def serve(path: Path) -> None:
 
 
 def _cold(args: list[str]) -> None:
+    limits.cap_data()  # kept across exec: the budget includes the kernel's own imports
     os.execv(sys.executable, [sys.executable, "-m", "ipykernel_launcher", *args])
 
 

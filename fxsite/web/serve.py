@@ -31,7 +31,7 @@ def _server(directory: Path, port: int, quiet: bool) -> ThreadingHTTPServer:
     directory = Path(directory)
     if not (directory / "index.html").is_file():
         raise FileNotFoundError(f"no site in {directory} (no index.html): build it first with `make docs`")
-    if not isinstance(port, int) or not 0 <= port <= 65535:
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise ValueError(f"port must be an int from 0 (any free port) to 65535, got {port!r}")
     handler = functools.partial(_QuietHandler if quiet else _Handler, directory=str(directory))
     return ThreadingHTTPServer((HOST, port), handler)
