@@ -12,6 +12,7 @@ import os
 import shutil
 import sys
 import tempfile
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
@@ -126,6 +127,8 @@ sphinx_gallery_conf = {
 
 html_theme = "pydata_sphinx_theme"
 html_title = "fxguide"
+# Where the guide is published: pyproject's Documentation URL, which fxguide.diagnose links to as well.
+html_baseurl = tomllib.loads(Path(__file__).with_name("pyproject.toml").read_text())["project"]["urls"]["Documentation"]
 html_static_path: list[str] = []
 html_theme_options = {
     "navigation_with_keys": False,
@@ -192,7 +195,7 @@ nitpick_ignore_regex = [
     (r"py:class", r"(torch\.fx\.[\w.]+\.)?(TracerBase|PythonCode|CodeGen|Scope|ArgsKwargsPair|Module)"),
     # The standard library and Sphinx in fxguide's and torch's signatures: offline, there
     # is no Python or Sphinx inventory to link to.
-    (r"py:(class|obj|mod)", r"(collections|pathlib|os|types|contextlib|subprocess|sphinx)(\.[\w.]+)?"),
+    (r"py:(class|obj|mod)", r"(collections|pathlib|os|re|types|contextlib|subprocess|sphinx)(\.[\w.]+)?"),
 ]
 # torch 2.13's Google-style docstrings that napoleon reads as return types (prose before
 # a colon in a "Returns:" section) or that name a type in lower case.

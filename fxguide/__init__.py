@@ -11,10 +11,20 @@ pasting them, grouped like the guide's table of contents:
   conv/batch-norm fusion, observers and fake quantization, per-node profiling;
 - :mod:`fxguide.display`: printing graphs and code, drawing them
   (:mod:`fxguide.display.drawing`) and timing side by side
-  (:mod:`fxguide.display.timing`).
+  (:mod:`fxguide.display.timing`);
+- :mod:`fxguide.diagnose`: every capture tool run on your own model, each
+  failure linked to the guide section that fixes it. ``fxguide.diagnose(model, x)``
+  (imported on first use, so ``import fxguide`` stays free of torch).
 
 The machinery that builds and checks the guide's site is not part of this
 package: it lives beside it in the repository (``fxsite/``).
 """
 
 __version__ = "0.2.0"
+
+
+def __getattr__(name: str):
+    if name == "diagnose":  # the package fxguide.diagnose is callable: fxguide.diagnose(model, x)
+        import importlib
+        return importlib.import_module("fxguide.diagnose")
+    raise AttributeError(f"module 'fxguide' has no attribute {name!r}")

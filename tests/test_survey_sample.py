@@ -1,11 +1,13 @@
-"""A fixed sample of the model-zoo survey re-runs and must reproduce the committed results.
+"""A fixed sample of the model-zoo survey re-runs through fxguide.diagnose and must reproduce the committed results.
 
 The sample (``fxsite.survey.plan.SAMPLE``) spans the three zoos and the
 outcomes (captured, failed, captured but different from eager). Each model is
-surveyed again here and compared, tool by tool, with
+diagnosed again here, with every tool of :data:`fxguide.diagnose.TOOLS` and the
+catalogue's inputs, and compared, tool by tool, with
 ``drift/torch-<version>/survey.json`` for the installed torch (the reference
 torch's file when this torch has none yet): whether it captured, the error,
-the node count and the comparison with eager. Timings are not compared.
+the node count and the comparison with eager. Timings are not compared. The
+same run checks that the diagnosis left the model exactly as it was.
 """
 
 from __future__ import annotations
@@ -15,12 +17,13 @@ import json
 import pytest
 import torch
 
+import fxguide.diagnose as diagnose
 from fxsite.drift.report import REFERENCE_TORCH
 from fxsite.survey import data
 from fxsite.survey.catalogue import ZOOS, catalogue
 from fxsite.survey.plan import SAMPLE
 from fxsite.survey.data import survey_path, versions
-from fxsite.survey.tools import COMPARED, survey_model
+from fxsite.survey.tools import COMPARED, EXAMPLE_SEED, OTHER_SEED, RUN_ORDER
 
 
 @pytest.fixture(scope="module")
@@ -66,21 +69,56 @@ def test_the_sample_spans_every_zoo_and_is_small() -> None:
     assert set(SAMPLE) <= set(catalogue())
 
 
+def state(model: torch.nn.Module) -> dict:
+    """What a diagnosis must leave as it was, read independently of fxguide's Snapshot."""
+    return {
+        "tensors": {k: v.detach().clone() for k, v in model.state_dict(keep_vars=True).items()
+                    if isinstance(v, torch.Tensor)},
+        "modules": {name: (m.training, {k: id(v) for k, v in vars(m).items()})
+                    for name, m in model.named_modules(remove_duplicate=False)},
+        "functional": dict(vars(torch.nn.functional)),
+    }
+
+
+def changes(before: dict, after: dict) -> list[str]:
+    found = [f"module {name!r} changed (mode or attributes)" for name in before["modules"]
+             if before["modules"][name] != after["modules"].get(name)]
+    found += [f"{key} changed" for key, value in before["tensors"].items()
+              if key not in after["tensors"] or not torch.equal(value, after["tensors"][key])]
+    found += [f"torch.nn.functional.{name} changed" for name, value in before["functional"].items()
+              if after["functional"].get(name) is not value]
+    return found
+
+
 @pytest.mark.parametrize("model_key", SAMPLE)
-def test_a_sample_model_gives_the_committed_survey_result(model_key: str, committed_survey) -> None:
+def test_a_sample_model_diagnoses_as_its_committed_survey_record_and_is_left_unchanged(
+        model_key: str, committed_survey) -> None:
     source, models = committed_survey
     assert model_key in models, f"{model_key} is not in {source}: run `python -m fxsite.survey` and commit it"
-    now = compared(survey_model(catalogue()[model_key]))
-    changes = diff(compared(models[model_key]), now)
-    assert not changes, (f"{model_key} surveys differently from {source}:\n  " + "\n  ".join(changes)
-                         + "\nIf torch changed on purpose, re-run `make survey` and commit the new survey.json.")
+    entry = catalogue()[model_key]
+    torch.manual_seed(0)
+    model = entry.build().eval()
+    before = state(model)
+    result = diagnose.examine(model, entry.make_inputs(1, EXAMPLE_SEED), entry.make_inputs(1, OTHER_SEED),
+                              batch=entry.make_inputs, tools=diagnose.TOOLS)
+    assert not changes(before, state(model)) and result.unchanged, changes(before, state(model))
+    ran = {r.tool: r.record() for r in result.results}
+    assert {"export_strict", "compile_fullgraph"} <= set(ran)  # the diagnosis's own rows ran too
+    now = compared({"status": "surveyed", "reason": "", "tools": {tool: ran.get(tool) for tool in RUN_ORDER}})
+    changes_ = diff(compared(models[model_key]), now)
+    assert not changes_, (f"{model_key} surveys differently from {source}:\n  " + "\n  ".join(changes_)
+                          + "\nIf torch changed on purpose, re-run `make survey` and commit the new survey.json.")
 
 
 def test_records_are_keyed_on_the_code_that_surveys_and_nothing_else() -> None:
     sources = {p.relative_to(data.ROOT).as_posix() for p in data.survey_sources()}
-    assert {"fxsite/survey/tools.py", "fxsite/survey/catalogue.py", "fxguide/tracing/concrete.py"} <= sources
-    # merging and rendering records, and fxguide's teaching modules, do not change what a model gives
-    assert not sources & {"fxsite/survey/data.py", "fxsite/survey/causes.py", "fxguide/display/__init__.py"}
+    assert {"fxsite/survey/tools.py", "fxsite/survey/catalogue.py", "fxguide/diagnose/captures.py",
+            "fxguide/diagnose/compare.py", "fxguide/diagnose/safety.py"} <= sources
+    assert any(source.startswith("fxguide/tracing/concrete") for source in sources)
+    # merging and rendering records, the links of causes, and fxguide's teaching modules do not
+    # change what a model gives
+    assert not sources & {"fxsite/survey/data.py", "fxsite/survey/causes.py", "fxguide/display/__init__.py",
+                          "fxguide/diagnose/causes.py"}
 
 
 def test_resume_reruns_a_record_made_by_other_survey_code(tmp_path) -> None:

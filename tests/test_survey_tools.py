@@ -1,10 +1,11 @@
-"""One tool's side effects on the model never reach the tools run after it."""
+"""One tool's side effects on the model never reach the tools run after it (the survey, through fxguide.diagnose)."""
 
 from __future__ import annotations
 
 import torch
 from torch import nn
 
+import fxguide.diagnose as diagnose
 from fxsite.survey import tools
 from fxsite.survey.catalogue import Entry
 
@@ -33,7 +34,7 @@ def test_a_tool_that_fails_in_train_mode_leaves_the_next_tools_an_eval_model(mon
         model.train()
         raise RuntimeError("this capture failed halfway")
 
-    monkeypatch.setitem(tools.CAPTURE, "symbolic_trace", switches_to_train_and_fails)
+    monkeypatch.setitem(diagnose.CAPTURES, "symbolic_trace", switches_to_train_and_fails)
     record = tools.survey_model(entry())
     assert record["tools"]["symbolic_trace"]["error"] == "this capture failed halfway"
     for tool in ("concrete_trace", "export", "export_dynamic_batch"):
@@ -42,3 +43,5 @@ def test_a_tool_that_fails_in_train_mode_leaves_the_next_tools_an_eval_model(mon
 
 def test_the_library_routes_run_after_every_other_tool() -> None:
     assert tools.RUN_ORDER[-1] == "library_route" and set(tools.RUN_ORDER) == set(tools.TOOLS)
+    assert diagnose.TOOLS[-1] == "library_route"
+    assert [t for t in diagnose.TOOLS if t in tools.RUN_ORDER] == list(tools.RUN_ORDER)

@@ -113,6 +113,17 @@ def test_the_doctests_pass_against_the_installed_package(installed):
     assert " passed" in done.stdout and "failed" not in done.stdout
 
 
+def test_the_diagnose_command_runs_from_the_installed_wheel_in_an_empty_folder(installed):
+    python, empty = installed
+    done = subprocess.run([str(python), "-m", "fxguide.diagnose", "fxguide.models.dynamic:DataBranch",
+                           "--input", "2x4", "--tools", "symbolic_trace,concrete_trace"],
+                          cwd=empty, capture_output=True, text=True)
+    assert done.returncode == 1, done.stderr  # symbolic_trace refuses the branch on data
+    assert "fails: TraceError" in done.stdout and "matches eager" in done.stdout
+    # its links go to the published guide named in the wheel's metadata, and to no local build
+    assert "guide sections are relative to https://" in done.stdout and "local build" not in done.stdout
+
+
 # Runs every gallery script as `python <script>` would, from the empty folder: each in a fresh
 # process (a fork of this driver, which imported torch once, so 17 scripts pay for one torch
 # import), `__name__ == "__main__"`, and the script's own folder first on sys.path.

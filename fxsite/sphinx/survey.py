@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from docutils import nodes
-from sphinx import addnodes
 from sphinx.util.docutils import SphinxDirective
 
 PARTS = ("summary", "causes", "models")
@@ -65,15 +64,6 @@ def _table(header: list[str], rows: list[list[nodes.Node | str]], classes: list[
             row += entry
         target += row
     return table
-
-
-def _ref(target: str, text: str, docname: str) -> addnodes.pending_xref:
-    """A reference to a label, or to a page when ``target`` is ``doc:NAME``."""
-    kind, name = ("doc", target.removeprefix("doc:")) if target.startswith("doc:") else ("ref", target)
-    ref = addnodes.pending_xref("", refdomain="std", reftype=kind, reftarget=name, refexplicit=True,
-                                refwarn=True, refdoc=docname)
-    ref += nodes.inline(text, text)
-    return ref
 
 
 def _cause_cell(cause) -> nodes.paragraph:
@@ -175,12 +165,19 @@ class ZooSurvey(SphinxDirective):
                 _cause_cell(cause),
                 per_tool,
                 shown,
-                _paragraph(_ref(cause.link, "explained here", self.env.docname)) if cause.link else "",
+                _paragraph(self._section_link(cause.link)) if cause.link else "unclassified",
             ])
         if not rows:
             return [_paragraph("No failures.")]
         return [_table(["#", "when", "cause", "tools (models)", "models", "in the guide"], rows,
                        classes=["survey-causes"])]
+
+    def _section_link(self, section) -> nodes.reference:
+        """A link to a guide section (:class:`fxguide.diagnose.causes.Section`), relative to this page."""
+        uri = self.env.app.builder.get_relative_uri(self.env.docname, section.page)
+        if section.anchor:
+            uri += "#" + section.anchor
+        return nodes.reference("", "explained here", refuri=uri, internal=True)
 
     def _models(self, version: str, survey: dict[str, Any]) -> list[nodes.Node]:
         return [nodes.raw("", models_html(version, survey), format="html")]
@@ -188,8 +185,8 @@ class ZooSurvey(SphinxDirective):
 
 def _cell(result: dict[str, Any] | None, anchors: dict[tuple[str, str], str]) -> tuple[str, str]:
     """HTML of one tool's cell and its outcome word (for the filter)."""
-    from fxsite.survey.causes import _split, failure
-    from fxsite.survey.tools import pattern
+    from fxguide.diagnose.messages import pattern, split as _split
+    from fxsite.survey.causes import failure
 
     if result is None:
         return '<td class="na">n/a</td>', "n/a"

@@ -51,6 +51,10 @@ def record_path(folder: Path, entry: Entry) -> Path:
     return folder / "records" / f"{entry.zoo}__{entry.name}.json"
 
 
+# Imported by the runner, but deciding only which guide section a failure links to, not the record.
+_LINKS_ONLY = {ROOT / "fxguide" / "diagnose" / "causes.py"}
+
+
 def survey_sources() -> list[Path]:
     """The source files whose code decides a record: the survey's runner and every module it imports.
 
@@ -63,12 +67,13 @@ def survey_sources() -> list[Path]:
     seen: set[Path] = set()
     while todo:
         path = todo.pop()
-        if path in seen or not path.is_file():
+        if path in seen or not path.is_file() or path in _LINKS_ONLY:
             continue
         seen.add(path)
         for node in ast.walk(ast.parse(path.read_text())):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-                [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else []
+                [node.module, *(f"{node.module}.{a.name}" for a in node.names)] \
+                if isinstance(node, ast.ImportFrom) and node.module and not node.level else []
             for name in names:
                 parts = name.split(".")
                 if parts[0] == "fxguide" or parts[:2] == ["fxsite", "survey"]:

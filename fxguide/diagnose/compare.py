@@ -1,0 +1,112 @@
+"""Is a capture's result the eager result? Compared leaf by leaf, within a tolerance.
+
+The inputs a diagnosis compares on are made here too (:func:`like`): the
+example's structure and shapes with other values, or another batch size.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+from torch.utils import _pytree as pytree
+
+RTOL, ATOL = 1e-3, 1e-4  # atol is scaled by the largest magnitude of the eager output
+
+Inputs = tuple[tuple[Any, ...], dict[str, Any]]
+"""A model's inputs, as positional arguments and keyword arguments."""
+
+
+def compare(actual: Any, expected: Any) -> str:
+    """``""`` if ``actual`` matches ``expected`` within the tolerance, else what differs.
+
+    Outputs are compared leaf by leaf (``ModelOutput``, dicts, lists, tuples);
+    tensors within ``RTOL`` and ``ATOL`` times the largest eager magnitude.
+
+    >>> compare((torch.ones(2), 3), [torch.ones(2), 3])
+    ''
+    >>> compare(torch.ones(2), torch.zeros(2))
+    'values differ'
+    >>> compare(torch.ones(2, 1), torch.ones(2))
+    'shapes differ'
+    """
+    got, want = _leaves(actual), _leaves(expected)
+    if len(got) != len(want):
+        return f"{len(got)} outputs instead of {len(want)}"
+    for a, b in zip(got, want):
+        if isinstance(b, torch.Tensor):
+            if not isinstance(a, torch.Tensor):
+                return f"a {type(a).__name__} instead of a tensor"
+            if a.shape != b.shape:
+                return "shapes differ"
+            if a.dtype != b.dtype:
+                return "dtypes differ"
+            if b.is_quantized:
+                a, b = a.dequantize(), b.dequantize()
+            if not b.is_floating_point() and not b.is_complex():
+                if not torch.equal(a, b):
+                    return "values differ"
+                continue
+            scale = float(b.abs().max()) if b.numel() else 0.0
+            if not torch.allclose(a, b, rtol=RTOL, atol=ATOL * max(scale, 1.0), equal_nan=True):
+                return "values differ"
+        elif a != b and not (isinstance(a, float) and isinstance(b, float) and math.isclose(a, b, rel_tol=RTOL)):
+            return "values differ"
+    return ""
+
+
+def _leaves(tree: Any) -> list[Any]:
+    # ModelOutput is a pytree node (transformers registers it); dicts of the same keys in another
+    # order (a GraphModule's output) are sorted alike by pytree.
+    if hasattr(tree, "to_tuple") and not isinstance(tree, torch.Tensor):
+        tree = dict(tree.items())
+    return pytree.tree_leaves(tree)
+
+
+def like(inputs: Inputs, seed: int, batch: int | None = None) -> Inputs:
+    """Inputs of the same structure, dtypes and shapes as ``inputs``, with other values.
+
+    Floating tensors are drawn from a normal distribution; integer tensors (token
+    ids, say) from the range of the example's values, so that they stay valid
+    indices; booleans keep their values (they are masks). With ``batch``, every
+    tensor's first dimension becomes ``batch``; tensors with no dimension stay.
+
+    >>> (x,), _ = like(((torch.zeros(1, 3),), {}), seed=0, batch=2)
+    >>> tuple(x.shape)
+    (2, 3)
+    >>> ids = torch.tensor([[5, 9, 7]])
+    >>> (new,), _ = like(((ids,), {}), seed=1)
+    >>> bool(((new >= 5) & (new <= 9)).all()), new.dtype
+    (True, torch.int64)
+    """
+    generator = torch.Generator().manual_seed(seed)
+
+    def vary(value: Any) -> Any:
+        if not isinstance(value, torch.Tensor):
+            return value
+        shape = list(value.shape)
+        if batch is not None and shape:
+            shape[0] = batch
+        if value.is_floating_point() or value.is_complex():
+            new = torch.randn(shape, generator=generator, dtype=value.dtype)
+        elif value.dtype == torch.bool:
+            new = _resize(value, shape)
+        else:
+            low = int(value.min()) if value.numel() else 0
+            high = int(value.max()) if value.numel() else 1
+            new = torch.randint(low, high + 1, shape, generator=generator, dtype=value.dtype)
+        return new.to(value.device)
+
+    args, kwargs = inputs
+    return pytree.tree_map(vary, tuple(args)), pytree.tree_map(vary, dict(kwargs))
+
+
+def _resize(value: torch.Tensor, shape: list[int]) -> torch.Tensor:
+    """``value`` with its first dimension repeated or cut to ``shape[0]``."""
+    if not shape or value.shape[0] == shape[0]:
+        return value.clone()
+    if value.shape[0] == 0:
+        return value.new_zeros(shape)
+    index = torch.arange(shape[0]) % value.shape[0]
+    return value[index].clone()

@@ -1,0 +1,179 @@
+"""A diagnosis as data: one :class:`ToolResult` per capture tool, gathered in a :class:`Diagnosis`.
+
+A diagnosis prints as a table, and has :meth:`Diagnosis.to_json` and
+:meth:`Diagnosis.to_markdown` for reports and issues.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from fxguide.diagnose.causes import TOOL_SECTIONS, Cause, Section, classify
+
+TITLES = {
+    "symbolic_trace": "fx.symbolic_trace",
+    "concrete_trace": "fxguide concrete_trace",
+    "library_route": "library's FX route",
+    "export_strict": "export, strict",
+    "export": "export, non-strict",
+    "export_dynamic_batch": "export, Dim.AUTO batch",
+    "compile_fullgraph": "compile, fullgraph",
+}
+"""How each tool is named in a table."""
+
+
+@dataclass
+class ToolResult:
+    """What one capture tool did with the model.
+
+    ``captured`` is ``None`` when the tool could not be tried (the model fails
+    eagerly on the input it needs). ``matches`` is ``None`` until the capture
+    was called on the second input; ``mismatch`` then says what differed, or
+    which error calling it raised.
+    """
+
+    tool: str
+    captured: bool | None = False
+    error_type: str = ""
+    error: str = ""
+    where: str = ""
+    nodes: int | None = None
+    matches: bool | None = None
+    mismatch: str = ""
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        """Captured, and the capture gives the eager result on the second input."""
+        return bool(self.captured and self.matches)
+
+    @property
+    def failure(self) -> tuple[str, str] | None:
+        """``(stage, "Type: message")`` when the tool failed: stage ``capture``, ``second input`` or ``eager``."""
+        if self.captured is False:
+            return "capture", f"{self.error_type}: {self.error}" if self.error else self.error_type
+        if self.captured is None and self.error:
+            return "eager", self.error
+        if self.matches is False:
+            return "second input", self.mismatch
+        return None
+
+    @property
+    def cause(self) -> Cause | None:
+        """The failure's cause class, if the guide has one for it."""
+        failed = self.failure
+        return classify(failed[1], self.tool) if failed else None
+
+    @property
+    def section(self) -> Section | None:
+        """The guide section that explains the fix (the cause's, or the tool's own when unclassified)."""
+        if self.failure is None:
+            return None
+        cause = self.cause
+        return cause.section if cause else TOOL_SECTIONS.get(self.tool)
+
+    @property
+    def verdict(self) -> str:
+        """The table's cell, one of ``matches eager``, ``differs: values differ``, ``fails: TraceError``,
+        ``second input: GuardError`` (calling the capture on the second input raised), or ``not tried``."""
+        if self.captured is None:
+            return "not tried"
+        if not self.captured:
+            return f"fails: {self.error_type or 'error'}"
+        if self.matches:
+            return "matches eager"
+        kind, _, rest = self.mismatch.partition(": ")
+        return f"second input: {kind}" if rest and kind.isidentifier() else f"differs: {self.mismatch}"
+
+    def record(self) -> dict[str, Any]:
+        """The fields the model-zoo survey stores for a tool (no tool name, no links)."""
+        data = asdict(self)
+        del data["tool"]
+        return data
+
+    def to_dict(self) -> dict[str, Any]:
+        """Everything, links included: one row of :meth:`Diagnosis.to_json`."""
+        section = self.section
+        cause = self.cause
+        return {**asdict(self), "ok": self.ok, "verdict": self.verdict,
+                "cause": cause.name if cause else ("unclassified" if self.failure else ""),
+                "section": section.path if section else "", "url": section.url() if section else "",
+                "local": section.local() if section else ""}
+
+
+@dataclass
+class Diagnosis:
+    """Every tool's result on one model; ``ok`` when each captured and matched eager."""
+
+    model: str
+    inputs: str
+    results: list[ToolResult] = field(default_factory=list)
+    unchanged: bool = True  # the model is as it was after every tool (see fxguide.diagnose.safety.Snapshot)
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.results) and all(r.ok for r in self.results)
+
+    def __getitem__(self, tool: str) -> ToolResult:
+        for result in self.results:
+            if result.tool == tool:
+                return result
+        raise KeyError(f"no {tool!r} row; the rows are {[r.tool for r in self.results]}")
+
+    def rows(self) -> list[list[str]]:
+        """One row per tool: tool, verdict, nodes, cause, and the guide section (relative to the site)."""
+        rows = []
+        for r in self.results:
+            section = r.section
+            cause = r.cause.name if r.cause else ("unclassified" if r.failure else "")
+            rows.append([TITLES.get(r.tool, r.tool), r.verdict, "" if r.nodes is None else str(r.nodes), cause,
+                         section.path if section else ""])
+        return rows
+
+    _HEADERS = ["tool", "result", "nodes", "cause", "guide section"]
+
+    def errors(self) -> list[str]:
+        """Each failed tool's first error, with the line of model code it came from."""
+        lines = []
+        for r in self.results:
+            if r.failure:
+                lines.append(f"{TITLES.get(r.tool, r.tool)}: {r.failure[1]}")
+                if r.where:
+                    lines.append(f"    at {r.where}")
+        return lines
+
+    def __str__(self) -> str:
+        from tabulate import tabulate
+        lines = [f"{self.model} on {self.inputs}", tabulate(self.rows(), headers=self._HEADERS, tablefmt="simple")]
+        if errors := self.errors():
+            lines += ["", *errors]
+        sections = [r.section for r in self.results if r.section]
+        if sections and (site := sections[0].url().removesuffix(sections[0].path)):
+            lines += ["", f"guide sections are relative to {site}"]
+        if not self.unchanged:
+            lines += ["", "warning: the model could not be put back exactly as it was"]
+        return "\n".join(lines)
+
+    def to_markdown(self) -> str:
+        """A Markdown table, each guide section a link to the published guide."""
+        def cell(text: str) -> str:
+            return text.replace("|", "\\|").replace("\n", " ")
+        out = [f"**{cell(self.model)}** on `{cell(self.inputs)}`", "",
+               "| tool | result | nodes | cause | first error | where | guide |", "|---" * 7 + "|"]
+        for r, row in zip(self.results, self.rows()):
+            section = r.section
+            link = f"[{section.path}]({section.url() or section.path})" if section else ""
+            message = r.failure[1] if r.failure else ""
+            out.append("| " + " | ".join([*(cell(c) for c in row[:4]), cell(message),
+                                          f"`{cell(r.where)}`" if r.where else "", link]) + " |")
+        return "\n".join(out)
+
+    def _repr_markdown_(self) -> str:
+        return self.to_markdown()
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """The diagnosis as JSON: the model, the inputs, ``ok``, ``unchanged`` and one object per tool."""
+        return json.dumps({"model": self.model, "inputs": self.inputs, "ok": self.ok, "unchanged": self.unchanged,
+                           "tools": [r.to_dict() for r in self.results]}, indent=indent)

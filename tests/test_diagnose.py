@@ -1,0 +1,228 @@
+"""fxguide.diagnose: every tool on the reader's model, each failure classified and linked, the model left as it was."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import fxguide
+import fxguide.diagnose as diagnose
+from fxguide.diagnose import causes, examine
+from fxguide.diagnose.__main__ import main
+from fxguide.diagnose.compare import like
+from fxguide.diagnose.safety import Snapshot
+from fxguide.models import TinyMLP
+
+FAST = ("symbolic_trace", "concrete_trace", "export")
+
+
+class Branchy(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(4, 4)
+
+    def forward(self, x):
+        if x.sum() > 0:  # a branch on data: symbolic_trace refuses it
+            return self.linear(x)
+        return -x
+
+
+class Caching(nn.Module):
+    """Fills a list and a dict on each call, and rebinds an attribute: the side effects a cache has."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(4, 4)
+        self.seen: list[int] = []
+        self.cache: dict[str, torch.Tensor] = {}
+        self.table = None
+
+    def forward(self, x):
+        self.seen.append(1)
+        self.cache["last"] = x
+        self.table = torch.ones(1)
+        return self.linear(x)
+
+
+def test_the_package_is_callable_and_a_model_every_tool_handles_is_ok() -> None:
+    result = fxguide.diagnose(TinyMLP(), torch.randn(2, 4))
+    assert [r.tool for r in result.results] == [t for t in diagnose.TOOLS if t != "library_route"]
+    assert result.ok and all(r.verdict == "matches eager" and r.nodes for r in result.results)
+    assert "TinyMLP on 2x4 float32" in str(result)
+
+
+def test_a_failure_has_its_type_its_line_in_the_model_a_cause_and_a_guide_section() -> None:
+    result = examine(Branchy(), ((torch.randn(2, 4),), {}), tools=FAST)
+    row = result["symbolic_trace"]
+    assert (row.captured, row.error_type) == (False, "TraceError")
+    line = Branchy.forward.__code__.co_firstlineno + 1
+    assert row.where == f"tests/test_diagnose.py:{line} in forward"
+    assert row.cause.name == "control flow on a traced value"
+    assert row.section.path == "reference/errors.html#error-control-flow"
+    assert row.section.url() == causes.published_site() + "reference/errors.html#error-control-flow"
+    assert not result.ok and result["export"].cause.name == "a branch on data"
+
+
+def test_an_unclassified_failure_points_to_the_tools_own_section(monkeypatch) -> None:
+    def fails(model, args, kwargs):
+        raise RuntimeError("a message no cause class knows")
+
+    monkeypatch.setitem(diagnose.CAPTURES, "export", fails)
+    row = examine(TinyMLP(), ((torch.randn(2, 4),), {}), tools=["export"])["export"]
+    assert row.cause is None and row.section == causes.TOOL_SECTIONS["export"]
+    assert json.loads(diagnose.Diagnosis("m", "x", [row]).to_json())["tools"][0]["cause"] == "unclassified"
+
+
+def test_a_tool_past_its_time_limit_times_out_and_the_next_tool_still_runs(monkeypatch) -> None:
+    def hangs(model, args, kwargs):
+        time.sleep(30)
+
+    monkeypatch.setitem(diagnose.CAPTURES, "symbolic_trace", hangs)
+    start = time.perf_counter()
+    result = examine(TinyMLP(), ((torch.randn(2, 4),), {}), tools=FAST, timeout=0.5)
+    assert time.perf_counter() - start < 20
+    assert (result["symbolic_trace"].error_type, result["symbolic_trace"].error) == ("Timeout", "took longer than 0.5 s")
+    assert result["concrete_trace"].ok and result["export"].ok
+
+
+def test_whatever_a_tool_raises_becomes_its_row(monkeypatch) -> None:
+    def recurses(model, args, kwargs):
+        return recurses(model, args, kwargs)
+
+    monkeypatch.setitem(diagnose.CAPTURES, "symbolic_trace", recurses)
+    result = examine(TinyMLP(), ((torch.randn(2, 4),), {}), tools=FAST)
+    assert result["symbolic_trace"].error_type == "RecursionError"
+    assert result["concrete_trace"].ok
+
+
+def test_a_tool_that_changes_the_model_and_fails_leaves_it_as_it_was(monkeypatch) -> None:
+    model = Caching()
+    relu, weight = F.relu, model.linear.weight.detach().clone()
+    attributes = dict(vars(model))
+
+    def vandal(model, args, kwargs):
+        model.train()
+        model.extra = "left behind"
+        del model.table
+        model.seen.extend([7, 8])
+        model.cache["junk"] = torch.zeros(1)
+        with torch.no_grad():
+            model.linear.weight.mul_(0)
+        F.relu = lambda x: x  # a patched torch function
+        raise RuntimeError("failed halfway")
+
+    monkeypatch.setitem(diagnose.CAPTURES, "symbolic_trace", vandal)
+    model.eval()
+    result = examine(model, ((torch.randn(2, 4),), {}), tools=("symbolic_trace", "concrete_trace", "export"))
+    assert F.relu is relu, "the patched torch function was not put back"
+    assert not model.training and vars(model).keys() == attributes.keys()
+    assert model.table is None and model.seen == [] and model.cache == {}
+    assert torch.equal(model.linear.weight, weight)
+    assert result.unchanged and result["concrete_trace"].ok
+
+
+def test_snapshot_names_what_changed_before_it_puts_it_back() -> None:
+    model = Caching()
+    snapshot = Snapshot(model)
+    model(torch.randn(2, 4))
+    found = snapshot.differences()
+    assert "the model: attribute 'table' rebound" in found
+    assert "a list attribute's contents changed" in found and "a dict attribute's contents changed" in found
+    snapshot.restore()
+    assert snapshot.differences() == []
+
+
+@pytest.mark.parametrize(("call", "error", "message"), [
+    (lambda: examine(lambda x: x, ((torch.ones(1),), {})), TypeError, "model must be a torch.nn.Module"),
+    (lambda: examine(TinyMLP(), ((torch.ones(2, 4),), {}), tools="export"), ValueError, "tools must be"),
+    (lambda: examine(TinyMLP(), ((torch.ones(2, 4),), {}), tools=["trace"]), ValueError, "tools must be"),
+    (lambda: examine(TinyMLP(), ((torch.ones(2, 4),), {}), timeout=True), ValueError, "timeout must be"),
+    (lambda: examine(TinyMLP(), (torch.ones(2, 4),)), TypeError, "inputs must be \\(args, kwargs\\)"),
+])
+def test_bad_arguments_say_what_was_wrong(call, error, message) -> None:
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_the_second_input_keeps_structure_dtypes_and_valid_token_ids() -> None:
+    ids = torch.tensor([[3, 9, 4]])
+    (x, [y]), kwargs = like(((torch.zeros(1, 3), [ids]), {"mask": torch.ones(1, 3, dtype=torch.bool)}), seed=1, batch=3)
+    assert x.shape == (3, 3) and not torch.equal(x, torch.zeros(3, 3))
+    assert y.shape == (3, 3) and y.dtype == torch.int64 and 3 <= int(y.min()) and int(y.max()) <= 9
+    assert kwargs["mask"].dtype == torch.bool and kwargs["mask"].shape == (3, 3)
+
+
+def test_markdown_escapes_cells_and_links_to_the_guide() -> None:
+    row = diagnose.ToolResult("symbolic_trace", captured=False, error_type="TraceError",
+                              error="symbolically traced variables cannot be used as inputs to control flow | x")
+    text = diagnose.Diagnosis("A|B", "1x3 float32", [row]).to_markdown()
+    assert "A\\|B" in text and "flow \\| x" in text
+    assert "](" + causes.published_site() + "reference/errors.html#error-control-flow)" in text
+
+
+def test_every_cause_of_the_reference_survey_has_a_class_and_a_section() -> None:
+    from fxsite.drift.report import REFERENCE_TORCH
+    from fxsite.survey.causes import causes as survey_causes
+    from fxsite.survey.data import survey_path
+
+    models = json.loads(survey_path(REFERENCE_TORCH).read_text())["models"]
+    unclassified = [f"{c.stage}: {c.example} ({', '.join(c.models)})" for c in survey_causes(models) if c.link is None]
+    assert not unclassified, "add a cause class to fxguide/diagnose/causes.py for:\n" + "\n".join(unclassified)
+
+
+def test_every_guide_section_a_cause_or_tool_links_to_exists_in_the_built_site(built_site: Path) -> None:
+    sections = {cause.section for cause in causes.CAUSES} | set(causes.TOOL_SECTIONS.values())
+    missing = []
+    for section in sorted(sections, key=lambda s: s.path):
+        page = built_site / "html" / f"{section.page}.html"
+        if not page.is_file():
+            missing.append(f"{section.path}: no page")
+        elif section.anchor and not re.search(rf'id="{re.escape(section.anchor)}"', page.read_text()):
+            missing.append(f"{section.path}: no element with that id")
+    assert not missing, missing
+
+
+# -- the command ------------------------------------------------------------------------
+
+
+def test_the_command_exits_0_when_every_tool_matches_and_1_when_one_fails(capsys) -> None:
+    assert main(["fxguide.models:TinyMLP", "--input", "2x4", "--tools", ",".join(FAST)]) == 0
+    assert "matches eager" in capsys.readouterr().out
+    assert main(["fxguide.models.dynamic:DataBranch", "--input", "2x4", "--tools", "symbolic_trace",
+                 "--format", "json"]) == 1
+    assert json.loads(capsys.readouterr().out)["tools"][0]["error_type"] == "TraceError"
+
+
+def test_the_command_reads_a_python_file_that_defines_the_model_and_its_inputs(tmp_path, capsys) -> None:
+    file = tmp_path / "mine.py"
+    file.write_text("import torch\nmodel = torch.nn.Linear(3, 2)\nexample_inputs = (torch.ones(5, 3),)\n")
+    assert main([str(file), "--tools", "export", "--format", "markdown"]) == 0
+    assert "| export, non-strict | matches eager |" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["no.such.module:f", "--input", "2"], "cannot import 'no.such.module'"),
+    (["fxguide.models:TinyMLP"], "gives no inputs: pass --input SHAPE"),
+    (["fxguide.models:TinyMLP", "--input", "2xa"], "a shape is sizes joined by x"),
+    (["fxguide.models:TinyMLP", "--input", "2x4:int8"], "unknown dtype 'int8'"),
+    (["fxguide.models:TinyMLP", "--input", "2x4", "--tools", "trace"], "unknown ['trace']"),
+])
+def test_the_command_exits_2_and_says_what_to_pass_when_it_cannot_make_the_model(argv, message, capsys) -> None:
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_the_command_runs_as_a_module() -> None:
+    done = subprocess.run([sys.executable, "-m", "fxguide.diagnose", "--help"], capture_output=True, text=True)
+    assert done.returncode == 0 and "--input" in done.stdout
+    assert math.isfinite(diagnose.TIMEOUT)
