@@ -13,13 +13,14 @@ STAMP    := $(VENV)/.installed
 # The reference torch: the one constraints.txt pins (and fxsite.drift.report.REFERENCE_TORCH reads).
 REFERENCE_TORCH := $(shell sed -n 's/^torch==//p' constraints.txt)
 
-.PHONY: help venv tools docs test serve update-expected drift bench survey lock clean
+.PHONY: help venv tools docs test serve check update-expected drift bench survey lock clean
 
 help:
 	@echo "make docs             build the site into $(BUILDDIR)/html (creates $(VENV) if needed)"
 	@echo "make test             unit tests, doctests, docs build and output checks"
 	@echo "make serve            serve $(BUILDDIR)/html on http://127.0.0.1:$(PORT)"
-	@echo "make update-expected  re-record every expected output from the installed torch"
+	@echo "make check PAGE=docs/x.md   build, then compare that page's (or gallery script's) outputs with their expectations"
+	@echo "make update-expected  re-record every expected output from the installed torch (PAGE=docs/x.md: that page only)"
 	@echo "make drift TORCH=X    run all checks against torch X in a side environment; writes drift/torch-X/"
 	@echo "                       (SURVEY=1 also runs the whole model-zoo survey there)"
 	@echo "make survey           trace every torchvision, timm and transformers model (SURVEY_ARGS='-n 4', '--sample');"
@@ -52,8 +53,13 @@ serve:
 	@test -f $(BUILDDIR)/html/index.html || { echo "no site yet: run 'make docs' first"; exit 1; }
 	$(PY) -m fxsite.web.serve $(BUILDDIR)/html --port $(PORT)
 
+# PAGE=docs/x.md (or gallery/x.py): the incremental build re-runs what changed; only that page is compared or recorded.
+check: docs
+	@test -n "$(PAGE)" || { echo "usage: make check PAGE=docs/quickstart.md (or a gallery script)"; exit 2; }
+	$(PY) -m fxsite.drift check --no-build --page $(PAGE)
+
 update-expected: $(STAMP)
-	$(PY) -m fxsite.drift record
+	$(if $(PAGE),$(MAKE) docs && $(PY) -m fxsite.drift record --no-build --page $(PAGE),$(PY) -m fxsite.drift record)
 
 drift: $(STAMP)
 	@test -n "$(TORCH)" || { echo "usage: make drift TORCH=2.14.1"; exit 2; }

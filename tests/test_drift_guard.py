@@ -734,3 +734,24 @@ def test_a_build_the_watchdog_stopped_reports_the_example_as_hanging(monkeypatch
     assert "gallery/x.py, torch" in out.out and "now hangs, and could not be interrupted" in out.out
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["summary"] == {"newly hangs": 1}
+
+
+# -- one page: make check PAGE= and make update-expected PAGE= ---------------------------------
+
+
+def test_recording_one_page_rewrites_its_snapshot_and_leaves_every_other(built_site, tmp_path, monkeypatch):
+    from fxsite.drift.__main__ import main as drift_main
+
+    store = tmp_path / "expected"
+    shutil.copytree(snapshots.EXPECTED, store)
+    monkeypatch.setattr(snapshots, "EXPECTED", store)
+    page, other = store / "docs" / "quickstart.md.txt", store / "docs" / "ir.md.txt"
+    page.write_text(page.read_text().replace("def forward", "def changed_forward"))
+    other_before = other.read_text()
+    other.write_text(other_before.replace("def forward", "def also_changed"))
+    assert drift_main(["check", "--no-build", "--build-dir", str(built_site), "--page", "docs/quickstart.md"]) == 1
+    assert drift_main(["record", "--no-build", "--build-dir", str(built_site), "--page", "docs/quickstart.md"]) == 0
+    assert "def changed_forward" not in page.read_text()
+    assert "def also_changed" in other.read_text(), "another page's snapshot was rewritten"
+    assert drift_main(["check", "--no-build", "--build-dir", str(built_site), "--page", "docs/quickstart.md"]) == 0
+    assert drift_main(["check", "--no-build", "--build-dir", str(built_site), "--page", "docs/nope.md"]) == 2

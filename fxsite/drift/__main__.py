@@ -3,6 +3,7 @@
 ``python -m fxsite.drift record``  build the docs, then rewrite every expectation (``make update-expected``).
 ``python -m fxsite.drift check``   build the docs, then compare every shown output with its expectation.
 ``--no-build`` reads an existing build instead; ``--report DIR`` writes the drift report;
+``--page PATH`` (repeatable) records or compares that page or gallery script alone;
 ``--unavailable FILE`` (JSON: library -> why) names libraries the torch checked cannot install.
 
 Exit status (both commands): 0 done, every output the same; 1 the check ran and
@@ -82,7 +83,7 @@ def unrecordable(found: dict) -> list[str]:
     return problems
 
 
-def _record(found: dict, version: str) -> int:
+def _record(found: dict, version: str, partial: bool = False) -> int:
     from fxsite.drift import snapshots
     from fxsite.drift.extract import relative
 
@@ -100,7 +101,7 @@ def _record(found: dict, version: str) -> int:
             path.unlink()
             removed.append(f"{relative(path)} ({damaged[path]})")
     written = {snapshots.write(source, snippets, version) for source, snippets in found.items()}
-    for path in sorted(store.rglob("*"), reverse=True):
+    for path in [] if partial else sorted(store.rglob("*"), reverse=True):  # --page: the others stay
         if path.is_dir() and not path.is_symlink():
             if not any(path.iterdir()):
                 path.rmdir()
@@ -117,7 +118,8 @@ def _record(found: dict, version: str) -> int:
     return EXIT_SAME
 
 
-def _check(found: dict, version: str, report: Path | None, problems: list[str], unavailable: dict[str, str]) -> int:
+def _check(found: dict, version: str, report: Path | None, problems: list[str], unavailable: dict[str, str],
+           partial: bool = False) -> int:
     from fxsite.drift import snapshots
     from fxsite.drift.compare import MISSING_LIBRARY, SAME, UNREADABLE, Finding, compare
     from fxsite.drift.extract import relative
@@ -137,7 +139,7 @@ def _check(found: dict, version: str, report: Path | None, problems: list[str], 
         print(f.message, end="\n\n")
     store = snapshots.EXPECTED
     sources = {snapshots.snapshot_path(s) for s in found}
-    foreign = {p: why for p, why in snapshots.damage(store).items() if p not in sources}
+    foreign = {} if partial else {p: why for p, why in snapshots.damage(store).items() if p not in sources}
     unreadable = [f.message for f in findings if f.status == UNREADABLE]
     unreadable += [f"{relative(p)}: {why}; `make update-expected` removes it"
                    for p, why in foreign.items()]
@@ -187,12 +189,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-build", action="store_true", help="use the existing build")
     parser.add_argument("--report", type=Path, help="write report.json and report.md into this folder")
     parser.add_argument("--unavailable", type=Path, help="JSON file: library -> why it cannot be installed")
+    parser.add_argument("--page", action="append", default=[], metavar="PATH",
+                        help="only this page or gallery script (repeatable): make check PAGE=docs/x.md")
     args = parser.parse_args(argv)
     try:
         import torch
 
         from fxsite.drift.build import build_docs
-        from fxsite.drift.extract import ROOT, collect, stopped_by_watchdog
+        from fxsite.drift.extract import ROOT, collect, only, stopped_by_watchdog
 
         version = torch.__version__.split("+")[0]
         build_dir = args.build_dir or ROOT / "_build"
@@ -216,9 +220,11 @@ def main(argv: list[str] | None = None) -> int:
                 if stopped:  # the build was stopped mid-way: only the example that hung is known
                     return _hangs(stopped, version, args.report, problems, unavailable)
         found = collect(build_dir)
+        if args.page:
+            found = only(found, args.page)
         if args.command == "record":
-            return _record(found, version)
-        status = _check(found, version, args.report, problems, unavailable)
+            return _record(found, version, partial=bool(args.page))
+        status = _check(found, version, args.report, problems, unavailable, partial=bool(args.page))
         if failed and status == EXIT_SAME:
             print("the docs build failed, yet every output it shows is the recorded one: the failure is not an "
                   "output's (see the build's problems above); the check could not run", file=sys.stderr)

@@ -286,3 +286,24 @@ def collect(build_dir: Path) -> dict[str, list[Snippet]]:
     found = {str(p.relative_to(ROOT)): page_snippets(p, build_dir) for p in page_sources()}
     found.update({str(p.relative_to(ROOT)): gallery_snippets(p) for p in gallery_sources()})
     return found
+
+
+def only(found: dict, pages: list[str]) -> dict:
+    """The snippets of ``pages`` alone (paths as given, relative to the repository or absolute).
+
+    >>> only({"docs/a.md": [1], "gallery/b.py": [2]}, ["./docs/a.md"])
+    {'docs/a.md': [1]}
+    >>> only({"docs/a.md": [1]}, ["docs/c.md"])
+    Traceback (most recent call last):
+    ...
+    ValueError: docs/c.md is not a page or gallery script of the guide; give a path such as docs/quickstart.md or gallery/fuse_conv_bn.py
+    """
+    chosen = {}
+    for page in pages:
+        full = (ROOT / page).resolve()  # an absolute page stays itself
+        key = str(full.relative_to(ROOT.resolve())) if full.is_relative_to(ROOT.resolve()) else page
+        if key not in found:
+            raise ValueError(f"{page} is not a page or gallery script of the guide; give a path such as "
+                             "docs/quickstart.md or gallery/fuse_conv_bn.py")
+        chosen[key] = found[key]
+    return chosen
