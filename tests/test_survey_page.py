@@ -57,3 +57,12 @@ def test_the_table_lists_every_model_and_links_failures_to_their_cause(survey) -
     assert "not surveyed: no record" in page
     assert page.count('href="#survey-2-14-1-cause-1"') == 2
     assert not re.search(r"<script[^>]+src=|<link[^>]+href=", page), "the table must not load anything"
+
+
+def test_stale_records_are_counted_against_todays_survey_code_not_the_files_count() -> None:
+    from fxsite.sphinx.survey import stale_records
+    from fxsite.survey.data import fxguide_key
+
+    models = [{"status": "surveyed", "fxguide": fxguide_key()}, {"status": "surveyed", "fxguide": "0123456789ab"},
+              {"status": "not surveyed", "fxguide": "0123456789ab"}]
+    assert stale_records({"stale": 0, "models": models}) == 1

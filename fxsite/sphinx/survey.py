@@ -74,6 +74,18 @@ def _cause_cell(cause) -> nodes.paragraph:
     return para
 
 
+def stale_records(survey: dict[str, Any]) -> int:
+    """How many surveyed models of ``survey`` were recorded by other survey code than this checkout's.
+
+    Counted when the page is built, against today's :func:`fxsite.survey.data.fxguide_key`, not
+    taken from the file: a change of the tools after the survey ran makes its records stale.
+    """
+    from fxsite.survey.data import fxguide_key
+
+    key = fxguide_key()
+    return sum(m["status"] == "surveyed" and m.get("fxguide") != key for m in survey["models"])
+
+
 class ZooSurvey(SphinxDirective):
     required_arguments = 1
     has_content = False
@@ -86,6 +98,9 @@ class ZooSurvey(SphinxDirective):
 
         drift = Path(self.env.app.confdir) / "drift"
         surveys = load_surveys(drift, REFERENCE_TORCH)
+        from fxsite.survey.data import survey_sources
+        for source in survey_sources():  # which records are stale depends on today's survey code
+            self.env.note_dependency(str(source))
         for version, _ in surveys:
             self.env.note_dependency(str(drift / f"torch-{version}" / "survey.json"))
         if not surveys:
@@ -130,9 +145,10 @@ class ZooSurvey(SphinxDirective):
             note += _paragraph(f"{zoo} is not surveyed on torch {version}: its library does not import with this "
                                f"torch ({why}). The other zoos are.")
             out.append(note)
-        if survey.get("stale"):
+        stale = stale_records(survey)
+        if stale:
             warning = nodes.warning()
-            warning += _paragraph(f"{survey['stale']} of the surveyed models were recorded with an earlier version "
+            warning += _paragraph(f"{stale} of the surveyed models were recorded with an earlier version "
                                   f"of fxguide's tools or of the survey than this site's, so their results may "
                                   f"differ today; `make survey SURVEY_ARGS=--resume` records them again.")
             out.append(warning)
