@@ -13,12 +13,13 @@ STAMP    := $(VENV)/.installed
 # The reference torch: the one constraints.txt pins (and fxsite.drift.report.REFERENCE_TORCH reads).
 REFERENCE_TORCH := $(shell sed -n 's/^torch==//p' constraints.txt)
 
-.PHONY: help venv tools docs test serve check update-expected drift bench survey lock clean
+.PHONY: help venv tools docs livehtml test serve check update-expected drift bench survey lock clean
 
 help:
 	@echo "make docs             build the site into $(BUILDDIR)/html (creates $(VENV) if needed)"
 	@echo "make test             unit tests, doctests, docs build and output checks"
 	@echo "make serve            serve $(BUILDDIR)/html on http://127.0.0.1:$(PORT)"
+	@echo "make livehtml         build, serve on http://127.0.0.1:$(PORT), rebuild on every save; the page reloads itself"
 	@echo "make check PAGE=docs/x.md   build, then compare that page's (or gallery script's) outputs with their expectations"
 	@echo "make update-expected  re-record every expected output from the installed torch (PAGE=docs/x.md: that page only)"
 	@echo "make drift TORCH=X    run all checks against torch X in a side environment; writes drift/torch-X/"
@@ -42,6 +43,14 @@ docs: $(STAMP)
 	@bash .ci/ensure-tools docs
 	@$(PY) -m fxsite.sphinx.uptodate $(BUILDDIR)/html/.make-docs-stamp -- \
 	    $(PY) -m sphinx -b html -c . -W --keep-going $(SPHINXOPTS) docs $(BUILDDIR)/html
+
+# The folders the build itself writes into docs/ are ignored, or each build would start the next.
+LIVE_IGNORE := --ignore '*/docs/gallery/*' --ignore '*/docs/api/generated/*' --ignore '*/docs/compatibility.md' \
+               --ignore '*/.jupyter_cache/*' --ignore '*/__pycache__/*'
+livehtml: $(STAMP)
+	@bash .ci/ensure-tools docs
+	$(PY) -m sphinx_autobuild -b html -c . $(SPHINXOPTS) --port $(PORT) --watch fxguide --watch gallery \
+	    $(LIVE_IGNORE) docs $(BUILDDIR)/html
 
 tools:
 	@bash .ci/ensure-tools
