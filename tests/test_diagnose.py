@@ -158,7 +158,8 @@ def test_the_second_input_keeps_structure_dtypes_and_valid_token_ids() -> None:
     ids = torch.tensor([[3, 9, 4]])
     (x, [y]), kwargs = like(((torch.zeros(1, 3), [ids]), {"mask": torch.ones(1, 3, dtype=torch.bool)}), seed=1, batch=3)
     assert x.shape == (3, 3) and not torch.equal(x, torch.zeros(3, 3))
-    assert y.shape == (3, 3) and y.dtype == torch.int64 and 3 <= int(y.min()) and int(y.max()) <= 9
+    assert y.shape == (1, 3), "a tensor inside a list keeps its size (the list's length is the batch)"
+    assert y.dtype == torch.int64 and 3 <= int(y.min()) and int(y.max()) <= 9
     assert kwargs["mask"].dtype == torch.bool and kwargs["mask"].shape == (3, 3)
 
 
@@ -226,3 +227,48 @@ def test_the_command_runs_as_a_module() -> None:
     done = subprocess.run([sys.executable, "-m", "fxguide.diagnose", "--help"], capture_output=True, text=True)
     assert done.returncode == 0 and "--input" in done.stdout
     assert math.isfinite(diagnose.TIMEOUT)
+
+
+class WritesIntoItsInput(nn.Module):
+    def forward(self, x):
+        x.add_(1)
+        return x * 2
+
+
+def test_a_model_that_writes_into_its_input_is_compared_on_fresh_copies() -> None:
+    x = torch.randn(2, 3)
+    before = x.clone()
+    result = examine(WritesIntoItsInput(), ((x,), {}), tools=FAST)
+    assert result.ok, [(r.tool, r.verdict) for r in result.results]
+    assert torch.equal(x, before), "the reader's example was written into"
+
+
+def test_an_output_that_cannot_be_compared_is_a_failed_comparison_not_a_crash() -> None:
+    import dataclasses
+
+    @dataclasses.dataclass
+    class Out:
+        y: torch.Tensor
+
+    class ReturnsADataclass(nn.Module):
+        def forward(self, x):
+            return Out(x + 1)
+
+    row = examine(ReturnsADataclass(), ((torch.randn(2, 3),), {}), tools=["symbolic_trace"])["symbolic_trace"]
+    assert row.ok  # compared field by field
+
+
+def test_a_model_that_fails_eagerly_on_the_example_raises_its_own_error_with_a_note() -> None:
+    with pytest.raises(RuntimeError, match="shapes cannot be multiplied") as raised:
+        diagnose.diagnose(nn.Linear(5, 5), torch.randn(2, 3))
+    assert any("in eager mode on the example inputs" in note for note in raised.value.__notes__)
+
+
+def test_the_dynamic_batch_row_resizes_tensors_passed_directly_and_keeps_lists_static() -> None:
+    class Stacks(nn.Module):
+        def forward(self, xs, y):
+            return torch.stack(xs).sum(0) + y.sum()
+
+    result = examine(Stacks(), (([torch.randn(2, 3), torch.randn(2, 3)], torch.randn(4, 3)), {}),
+                     tools=["export_dynamic_batch"])
+    assert result.ok, result["export_dynamic_batch"].verdict

@@ -42,7 +42,7 @@ from torch import nn
 
 from fxguide._checks import finite_number
 from fxguide.diagnose import captures
-from fxguide.diagnose.compare import Inputs, compare, like
+from fxguide.diagnose.compare import Inputs, clone, compare, like
 from fxguide.diagnose.messages import describe, origin
 from fxguide.diagnose.result import TITLES, Diagnosis, ToolResult
 from fxguide.diagnose.safety import Snapshot, ToolTimeout, time_limit
@@ -66,8 +66,11 @@ EXAMPLE_SEED, OTHER_SEED = 0, 1
 
 
 def call(module: Callable[..., Any], inputs: Inputs) -> Any:
-    """``module(*args, **kwargs)`` without gradients, with torch's global seed fixed (dropout, sampling)."""
-    args, kwargs = inputs
+    """``module(*args, **kwargs)`` on a copy of the inputs, without gradients, torch's global seed fixed.
+
+    The copy keeps a model that writes into its inputs from changing them for the next call.
+    """
+    args, kwargs = clone(inputs)
     torch.manual_seed(0)
     with torch.no_grad():
         return module(*args, **kwargs)
@@ -86,7 +89,7 @@ def run_tool(tool: str, model: nn.Module, example: Inputs, other: Inputs, eager_
             warnings.simplefilter("ignore")
             torch.manual_seed(0)
             try:
-                captured, nodes = (capture or CAPTURES[tool])(model, *example)
+                captured, nodes = (capture or CAPTURES[tool])(model, *clone(example))
             except Exception as exc:
                 result.error_type, result.error = describe(exc)
                 result.where = origin(exc)
@@ -99,7 +102,10 @@ def run_tool(tool: str, model: nn.Module, example: Inputs, other: Inputs, eager_
                 result.mismatch = "{}: {}".format(*describe(exc))
                 result.where = origin(exc)
                 return result
-            result.mismatch = compare(got, eager_other)
+            try:
+                result.mismatch = compare(got, eager_other)
+            except Exception as exc:  # noqa: BLE001 - an output compare() cannot read is a failed comparison
+                result.mismatch = "cannot compare the outputs: {}: {}".format(*describe(exc))
             result.matches = not result.mismatch
             return result
     except ToolTimeout as exc:
@@ -149,8 +155,17 @@ def examine(model: nn.Module, example: Inputs, other: Inputs | None = None,
     batch = batch or (lambda size, seed: like((args, kwargs), seed, batch=size))
     snapshot = Snapshot(model)
     if eager_other is None:
-        eager_other = call(model, other)
-        snapshot.restore()
+        for inputs, which in (((args, kwargs), "the example inputs"), (other, "the second input diagnose made")):
+            try:
+                eager_other = call(model, inputs)
+            except Exception as exc:
+                exc.add_note(f"fxguide.diagnose: the model raises this in eager mode on {which}, so no capture "
+                             "can be compared with it; check the inputs"
+                             + (", or pass your own with examine(model, example, other=...)"
+                                if inputs is other else ""))
+                raise
+            finally:
+                snapshot.restore()
     diagnosis = Diagnosis(type(model).__name__, describe_inputs((args, kwargs)))
     for tool in tools:
         capture = None

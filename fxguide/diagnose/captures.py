@@ -52,14 +52,30 @@ def export_strict(model, args, kwargs):
 
 
 def batch_dims(model: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
-    """``dynamic_shapes`` for export: ``Dim.AUTO`` on dimension 0 of every tensor input.
+    """``dynamic_shapes`` for export: ``Dim.AUTO`` on dimension 0 of every tensor passed directly.
 
-    A list of tensors (detection images) stays static: its length is the batch.
+    Tensors inside a list, tuple or dict stay static (a detection model's list of
+    images: the list's length is the batch); so do tensors with no dimension.
     """
-    bound = inspect.signature(model.forward).bind_partial(*args, **kwargs)
+    signature = inspect.signature(model.forward)
+    bound = signature.bind_partial(*args, **kwargs)
     auto = torch.export.Dim.AUTO
-    return {name: ({0: auto} if isinstance(value, torch.Tensor) else pytree.tree_map(lambda _: None, value))
-            for name, value in bound.arguments.items()}
+
+    def spec(value: Any) -> Any:
+        if isinstance(value, torch.Tensor):
+            return {0: auto} if value.dim() else None
+        return pytree.tree_map(lambda _: None, value)
+
+    shapes: dict[str, Any] = {}
+    for name, value in bound.arguments.items():
+        kind = signature.parameters[name].kind
+        if kind is inspect.Parameter.VAR_POSITIONAL:
+            shapes[name] = tuple(spec(v) for v in value)
+        elif kind is inspect.Parameter.VAR_KEYWORD:
+            shapes[name] = {k: spec(v) for k, v in value.items()}
+        else:
+            shapes[name] = spec(value)
+    return shapes
 
 
 def export_dynamic_batch(model, args, kwargs):

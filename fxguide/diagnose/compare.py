@@ -6,6 +6,7 @@ example's structure and shapes with other values, or another batch size.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -51,17 +52,31 @@ def compare(actual: Any, expected: Any) -> str:
             scale = float(b.abs().max()) if b.numel() else 0.0
             if not torch.allclose(a, b, rtol=RTOL, atol=ATOL * max(scale, 1.0), equal_nan=True):
                 return "values differ"
-        elif a != b and not (isinstance(a, float) and isinstance(b, float) and math.isclose(a, b, rel_tol=RTOL)):
-            return "values differ"
+        elif isinstance(a, float) and isinstance(b, float):
+            if not math.isclose(a, b, rel_tol=RTOL) and not (math.isnan(a) and math.isnan(b)):
+                return "values differ"
+        else:
+            try:
+                same = bool(a == b)
+            except Exception:  # noqa: BLE001 - an object whose == does not give a truth value
+                return f"cannot compare a {type(b).__name__} output"
+            if not same:
+                return "values differ"
     return ""
 
 
 def _leaves(tree: Any) -> list[Any]:
     # ModelOutput is a pytree node (transformers registers it); dicts of the same keys in another
-    # order (a GraphModule's output) are sorted alike by pytree.
+    # order (a GraphModule's output) are sorted alike by pytree; a dataclass is its fields.
     if hasattr(tree, "to_tuple") and not isinstance(tree, torch.Tensor):
         tree = dict(tree.items())
-    return pytree.tree_leaves(tree)
+    leaves = []
+    for leaf in pytree.tree_leaves(tree):
+        if dataclasses.is_dataclass(leaf) and not isinstance(leaf, type):
+            leaves += _leaves({f.name: getattr(leaf, f.name) for f in dataclasses.fields(leaf)})
+        else:
+            leaves.append(leaf)
+    return leaves
 
 
 def like(inputs: Inputs, seed: int, batch: int | None = None) -> Inputs:
@@ -69,8 +84,10 @@ def like(inputs: Inputs, seed: int, batch: int | None = None) -> Inputs:
 
     Floating tensors are drawn from a normal distribution; integer tensors (token
     ids, say) from the range of the example's values, so that they stay valid
-    indices; booleans keep their values (they are masks). With ``batch``, every
-    tensor's first dimension becomes ``batch``; tensors with no dimension stay.
+    indices; booleans keep their values (they are masks). With ``batch``, the
+    first dimension of each tensor passed directly (not inside a list, tuple or
+    dict, where the length is the batch, as for detection models' images)
+    becomes ``batch``; tensors with no dimension stay.
 
     >>> (x,), _ = like(((torch.zeros(1, 3),), {}), seed=0, batch=2)
     >>> tuple(x.shape)
@@ -82,11 +99,11 @@ def like(inputs: Inputs, seed: int, batch: int | None = None) -> Inputs:
     """
     generator = torch.Generator().manual_seed(seed)
 
-    def vary(value: Any) -> Any:
+    def vary(value: Any, resize: bool = False) -> Any:
         if not isinstance(value, torch.Tensor):
             return value
         shape = list(value.shape)
-        if batch is not None and shape:
+        if resize and batch is not None and shape:
             shape[0] = batch
         if value.is_floating_point() or value.is_complex():
             new = torch.randn(shape, generator=generator, dtype=value.dtype)
@@ -98,8 +115,18 @@ def like(inputs: Inputs, seed: int, batch: int | None = None) -> Inputs:
             new = torch.randint(low, high + 1, shape, generator=generator, dtype=value.dtype)
         return new.to(value.device)
 
+    def top(value: Any) -> Any:
+        return vary(value, resize=True) if isinstance(value, torch.Tensor) else pytree.tree_map(vary, value)
+
     args, kwargs = inputs
-    return pytree.tree_map(vary, tuple(args)), pytree.tree_map(vary, dict(kwargs))
+    return tuple(top(a) for a in args), {k: top(v) for k, v in kwargs.items()}
+
+
+def clone(inputs: Inputs) -> Inputs:
+    """The inputs with every tensor copied, so that a model that writes into its inputs cannot change them."""
+    args, kwargs = inputs
+    copy = lambda value: value.clone() if isinstance(value, torch.Tensor) else value  # noqa: E731
+    return pytree.tree_map(copy, tuple(args)), pytree.tree_map(copy, dict(kwargs))
 
 
 def _resize(value: torch.Tensor, shape: list[int]) -> torch.Tensor:
