@@ -63,8 +63,9 @@ quantized = convert_pt2e(prepared)
 # ``run_and_get_code`` compiles and runs a function and returns the Python
 # source Inductor generated for it. The oneDNN int8 kernels appear there by
 # name (``torch.ops.onednn.qconv_pointwise`` and the like); a compile that
-# computes in float calls none of them. The int8 rewrites are freezing
-# passes, and ``torch._inductor.config.freezing`` is off unless patched.
+# computes in float calls none of them. The quantization page shows that
+# torchao's int8 rewrites are Inductor freezing passes, and
+# ``torch._inductor.config.freezing`` is off unless patched.
 
 
 def compiled(module, freezing: bool):
