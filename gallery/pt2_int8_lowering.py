@@ -1,0 +1,156 @@
+"""
+Int8 kernels from Inductor: freezing, and what the speedup really is
+=====================================================================
+
+The :doc:`quantization page </pt2/quantization>` ends with a reference graph:
+every convolution still computes in float between quantize/dequantize pairs.
+This example compiles that graph with Inductor, once as is and once with
+*freezing* on, reads the generated code to see which kernels each compile
+calls, and times the int8 program against the compiled float model, in
+alternation, with the spread of every measurement. The model is small on
+purpose: each Inductor compile generates and builds C++ code, which takes
+seconds on a small CPU.
+"""
+
+# %%
+# Quantize
+# --------
+#
+# The PT2E flow of the quantization page (export, prepare with the x86
+# quantizer, calibrate, convert) on ``ConvNet`` with 32 channels, at a size
+# where the convolutions dominate the work.
+
+import logging
+import re
+import time
+import warnings
+
+import matplotlib.pyplot as plt
+import torch
+import torch._inductor.config as inductor_config
+from torch._inductor.utils import run_and_get_code
+
+logging.getLogger("torch.utils._pytree").setLevel(logging.ERROR)  # torchao's import-time notice
+logging.getLogger("torch.utils.cpp_extension").setLevel(logging.ERROR)  # "No CUDA runtime is found"
+from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e  # noqa: E402
+from torchao.quantization.pt2e.quantizer.x86_inductor_quantizer import (  # noqa: E402
+    X86InductorQuantizer,
+    get_default_x86_inductor_quantization_config,
+)
+
+from fxguide.display.timing import compare, format_time  # noqa: E402
+from fxguide.models import seeded  # noqa: E402
+from fxguide.models.pt2 import ConvNet  # noqa: E402
+
+# Inductor's int8 lowering copies a tensor the way torch warns against, once per compile
+warnings.filterwarnings("ignore", message="To copy construct from a tensor")
+torch.set_num_threads(1)  # one thread: timings on a shared machine stay comparable
+model = seeded(ConvNet, channels=32).eval()
+gen = torch.Generator().manual_seed(0)
+x = torch.randn(16, 3, 32, 32, generator=gen)
+
+quantizer = X86InductorQuantizer().set_global(get_default_x86_inductor_quantization_config())
+prepared = prepare_pt2e(torch.export.export(model, (x,)).module(), quantizer)
+with torch.no_grad():
+    for _ in range(4):
+        prepared(torch.randn(16, 3, 32, 32, generator=gen))
+quantized = convert_pt2e(prepared)
+
+# %%
+# Compile, and read the kernels
+# -----------------------------
+#
+# ``run_and_get_code`` compiles and runs a function and returns the Python
+# source Inductor generated for it. The oneDNN int8 kernels appear there by
+# name (``torch.ops.onednn.qconv_pointwise`` and the like); a compile that
+# computes in float calls none of them. The quantization page shows that
+# torchao's int8 rewrites are Inductor freezing passes, and
+# ``torch._inductor.config.freezing`` is off unless patched.
+
+
+def compiled(module, freezing: bool):
+    """Compile ``module`` with Inductor; return the compiled callable, the oneDNN ops it calls, the seconds."""
+    torch._dynamo.reset()
+    start = time.perf_counter()
+    with torch.no_grad(), inductor_config.patch(freezing=freezing, compile_threads=1):
+        fn = torch.compile(module)
+        _, code = run_and_get_code(fn, x)
+    seconds = time.perf_counter() - start
+    return fn, sorted(set(re.findall(r"torch\.ops\.onednn\.\w+", "\n".join(code)))), seconds
+
+
+print("freezing by default:", inductor_config.freezing)
+int8_fns = {}
+for freezing in (False, True):
+    int8_fns[freezing], kernels, seconds = compiled(quantized, freezing)
+    print(f"quantized graph, freezing={freezing!s:5}: oneDNN int8 ops {kernels}  (compiled in {format_time(seconds)})")
+
+# %%
+# Without freezing, Inductor compiled the reference graph as it is: its own
+# generated code for the quantize/dequantize arithmetic and float
+# convolutions, no int8 kernel. With freezing, the convolutions and the
+# linear layer became oneDNN int8 calls.
+#
+# The two programs to time: the int8 one, and the float model compiled the
+# same way (Inductor with freezing), so that the comparison is int8 against
+# float, not compiled against eager.
+
+int8_fn = int8_fns[True]
+float_fn, float_kernels, _ = compiled(model, freezing=True)
+with torch.no_grad():
+    reference = model(x)
+    error = (int8_fn(x) - reference).abs().max().item()
+print("float compile calls", float_kernels or "no oneDNN int8 op",
+      f"| int8 output within {error:.4f} of float (outputs up to {reference.abs().max().item():.3f})")
+
+# %%
+# Time them, interleaved
+# ----------------------
+#
+# :func:`fxguide.display.timing.compare` calls the two alternately, so both
+# see the same load, and gives each pair's ratio (above 1: int8 was faster in
+# that pair). The recorded output replaces the numbers by placeholders; the
+# built page shows this build's.
+
+with torch.no_grad():
+    float_time, int8_time, speedup = compare(float_fn, int8_fn, x, repeats=30, warmup=3)
+print("float, compiled: ", float_time)
+print("int8, compiled:  ", int8_time)
+print("speedup:         ", speedup)
+
+# %%
+# The verdict is computed from the spread, not from the medians: int8 is
+# called faster only if it won every pair, slower only if it lost every pair,
+# and otherwise this run makes no claim. It is the figure's title, so that it
+# is always this build's measurement.
+
+if speedup.min > 1:
+    verdict = f"int8 faster in every pair: {speedup.min:.2f}x to {speedup.max:.2f}x"
+elif speedup.max < 1:
+    verdict = f"int8 slower in every pair: {speedup.min:.2f}x to {speedup.max:.2f}x"
+else:
+    verdict = f"no claim: pair ratios from {speedup.min:.2f}x to {speedup.max:.2f}x straddle 1"
+
+timings = {"float (Inductor)": float_time, "int8 (Inductor, freezing)": int8_time}
+medians = [t.median * 1e3 for t in timings.values()]
+low = [m - t.min * 1e3 for m, t in zip(medians, timings.values())]
+high = [t.max * 1e3 - m for m, t in zip(medians, timings.values())]
+fig, ax = plt.subplots(figsize=(6, 3.5))
+ax.bar(list(timings), medians, yerr=[low, high], capsize=6, color=["#9ab", "#da5"])
+ax.set_ylabel("ms per batch of 16 (median, min to max)")
+ax.set_title(verdict, fontsize=10)
+fig.tight_layout()
+plt.show()
+
+# %%
+# What to take away
+# -----------------
+#
+# - A quantized PT2E graph gets int8 kernels from Inductor only with
+#   ``torch._inductor.config.freezing`` on (and gradients off); otherwise it is
+#   compiled in float, which the generated code shows.
+# - torchao's ``lower_pt2e_quantized_to_x86`` applies the same rewrites without
+#   generating code (see the quantization page); Inductor adds its own fused
+#   code for what lies between the int8 kernels.
+# - Whether int8 is faster depends on the machine, the sizes and the load; the
+#   title above is this build's answer, read from every pair.
