@@ -755,3 +755,19 @@ def test_recording_one_page_rewrites_its_snapshot_and_leaves_every_other(built_s
     assert "def also_changed" in other.read_text(), "another page's snapshot was rewritten"
     assert drift_main(["check", "--no-build", "--build-dir", str(built_site), "--page", "docs/quickstart.md"]) == 0
     assert drift_main(["check", "--no-build", "--build-dir", str(built_site), "--page", "docs/nope.md"]) == 2
+
+
+def test_make_drift_with_survey_surveys_first_so_the_reports_tests_compare_with_the_new_survey(tmp_path, monkeypatch):
+    order = []
+    report = tmp_path / "drift" / "torch-2.13.0"
+    report.mkdir(parents=True)
+    (report / "report.json").write_text(json.dumps({"summary": {"same": 1}, "tests": {"summary": {"passed": 1}}}))
+    monkeypatch.setattr(side_env, "ROOT", tmp_path)
+    monkeypatch.setattr(side_env, "run_survey", lambda version: order.append("survey") or 0)
+    monkeypatch.setattr(side_env, "run_drift", lambda version: order.append("report") or report)
+    monkeypatch.setattr(side_env, "found_drift", lambda data: False)
+    assert side_env.main(["2.13.0", "--survey"]) == 0
+    assert order == ["survey", "report"]
+    order.clear()
+    monkeypatch.setattr(side_env, "run_survey", lambda version: order.append("survey") or 1)
+    assert side_env.main(["2.13.0", "--survey"]) == 2 and order == ["survey", "report"]  # the report is still written
