@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -66,3 +67,14 @@ def test_stale_records_are_counted_against_todays_survey_code_not_the_files_coun
     models = [{"status": "surveyed", "fxguide": fxguide_key()}, {"status": "surveyed", "fxguide": "0123456789ab"},
               {"status": "not surveyed", "fxguide": "0123456789ab"}]
     assert stale_records({"stale": 0, "models": models}) == 1
+
+
+def test_a_library_that_cannot_be_installed_is_explained_with_the_drift_reports_pip_error(tmp_path) -> None:
+    from fxsite.sphinx.survey import install_failures
+
+    folder = tmp_path / "torch-2.15.0"
+    folder.mkdir()
+    assert install_failures(folder) == {}
+    why = "not installable with torch 2.15.0 (pip: ERROR: Cannot install torchvision>=0.20)"
+    (folder / "report.json").write_text(json.dumps({"unavailable": {"torchvision": why}}))
+    assert install_failures(folder) == {"torchvision": why}

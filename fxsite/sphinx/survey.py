@@ -74,6 +74,18 @@ def _cause_cell(cause) -> nodes.paragraph:
     return para
 
 
+def install_failures(folder: Path) -> dict[str, str]:
+    """Why each library could not be installed beside a torch, as its drift report recorded (pip's own error).
+
+    The survey itself only sees that the library does not import; the side environment that
+    tried to install it knows why.
+    """
+    report = folder / "report.json"
+    if not report.is_file():
+        return {}
+    return dict(json.loads(report.read_text()).get("unavailable", {}))
+
+
 def stale_records(survey: dict[str, Any]) -> int:
     """How many surveyed models of ``survey`` were recorded by other survey code than this checkout's.
 
@@ -103,6 +115,8 @@ class ZooSurvey(SphinxDirective):
             self.env.note_dependency(str(source))
         for version, _ in surveys:
             self.env.note_dependency(str(drift / f"torch-{version}" / "survey.json"))
+            if (drift / f"torch-{version}" / "report.json").is_file():  # why a library could not be installed
+                self.env.note_dependency(str(drift / f"torch-{version}" / "report.json"))
         if not surveys:
             return [_paragraph("No survey has been committed yet: run make survey.")]
         result: list[nodes.Node] = []
@@ -140,10 +154,12 @@ class ZooSurvey(SphinxDirective):
             warning += _paragraph(f"Partial survey: {survey['missing']} of {len(survey['models'])} models have "
                                   f"no record yet; they are listed as not surveyed in the table of every model.")
             out.append(warning)
+        installed = install_failures(Path(self.env.app.confdir) / "drift" / f"torch-{version}")
         for zoo, why in survey.get("unavailable", {}).items():
             note = nodes.note()
-            note += _paragraph(f"{zoo} is not surveyed on torch {version}: its library does not import with this "
-                               f"torch ({why}). The other zoos are.")
+            reason = (f"its library cannot be installed beside this torch: {installed[zoo]}" if zoo in installed
+                      else f"its library does not import with this torch ({why})")
+            note += _paragraph(f"{zoo} is not surveyed on torch {version}: {reason}. The other zoos are.")
             out.append(note)
         stale = stale_records(survey)
         if stale:
