@@ -17,7 +17,7 @@ from torch import nn
 
 import fxguide
 import fxguide.diagnose as diagnose
-from fxguide.diagnose import causes, examine
+from fxguide.diagnose import causes, examine, messages, safety
 from fxguide.diagnose.__main__ import main
 from fxguide.diagnose.compare import like
 from fxguide.diagnose.safety import Snapshot
@@ -148,6 +148,17 @@ def test_snapshot_names_what_changed_before_it_puts_it_back() -> None:
     (lambda: examine(TinyMLP(), ((torch.ones(2, 4),), {}), tools=["trace"]), ValueError, "tools must be"),
     (lambda: examine(TinyMLP(), ((torch.ones(2, 4),), {}), timeout=True), ValueError, "timeout must be"),
     (lambda: examine(TinyMLP(), (torch.ones(2, 4),)), TypeError, "inputs must be \\(args, kwargs\\)"),
+    (lambda: examine(TinyMLP(), ((torch.ones(2, 4),), {}), batch=3), TypeError, "batch must be a function"),
+    (lambda: like(((torch.ones(1),), {}), seed=True), TypeError, "seed must be an int"),
+    (lambda: like(((torch.ones(1),), {}), seed=0, batch=0), ValueError, "batch must be a positive int"),
+    (lambda: like(torch.ones(1), seed=0), TypeError, "inputs must be \\(args, kwargs\\)"),
+    (lambda: diagnose.run_tool("trace", TinyMLP(), ((), {}), ((), {}), None), ValueError, "unknown tool 'trace'"),
+    (lambda: diagnose.call(5, ((), {})), TypeError, "module must be callable"),
+    (lambda: Snapshot("model"), TypeError, "model must be a torch.nn.Module"),
+    (lambda: causes.classify(None), TypeError, "text and tool must be str"),
+    (lambda: messages.normalize(b"bytes"), TypeError, "message must be a str"),
+    (lambda: messages.origin("not an exception"), TypeError, "exc must be an exception"),
+    (lambda: safety.time_limit("1").__enter__(), ValueError, "seconds must be a number"),
 ])
 def test_bad_arguments_say_what_was_wrong(call, error, message) -> None:
     with pytest.raises(error, match=message):

@@ -42,7 +42,7 @@ from torch import nn
 
 from fxguide._checks import finite_number
 from fxguide.diagnose import captures
-from fxguide.diagnose.compare import Inputs, clone, compare, like
+from fxguide.diagnose.compare import Inputs, check_inputs, clone, compare, like
 from fxguide.diagnose.messages import describe, origin
 from fxguide.diagnose.result import TITLES, Diagnosis, ToolResult
 from fxguide.diagnose.safety import Snapshot, ToolTimeout, time_limit
@@ -70,6 +70,8 @@ def call(module: Callable[..., Any], inputs: Inputs) -> Any:
 
     The copy keeps a model that writes into its inputs from changing them for the next call.
     """
+    if not callable(module):
+        raise TypeError(f"call: module must be callable, got {type(module).__name__}")
     args, kwargs = clone(inputs)
     torch.manual_seed(0)
     with torch.no_grad():
@@ -82,6 +84,11 @@ def run_tool(tool: str, model: nn.Module, example: Inputs, other: Inputs, eager_
 
     Never raises for what the tool or the capture does: the result says it.
     """
+    if capture is None and tool not in CAPTURES:
+        raise ValueError(f"run_tool: unknown tool {tool!r}; choose from {sorted(CAPTURES)}, or pass capture=")
+    if capture is not None and not callable(capture):
+        raise TypeError(f"run_tool: capture must be callable as capture(model, args, kwargs), got {capture!r}")
+    timeout = finite_number("run_tool", "timeout", timeout, positive=True)
     result = ToolResult(tool)
     start = time.perf_counter()
     try:
@@ -150,8 +157,10 @@ def examine(model: nn.Module, example: Inputs, other: Inputs | None = None,
     if isinstance(tools, str) or unknown or not tools:
         raise ValueError(f"diagnose: tools must be a non-empty sequence of {list(TOOLS)}, got {tools!r}")
     timeout = finite_number("diagnose", "timeout", timeout, positive=True)
-    args, kwargs = _inputs(example)
-    other = _inputs(other) if other is not None else like((args, kwargs), OTHER_SEED)
+    if batch is not None and not callable(batch):
+        raise TypeError(f"diagnose: batch must be a function batch(size, seed) -> (args, kwargs), got {batch!r}")
+    args, kwargs = check_inputs("diagnose", example)
+    other = check_inputs("diagnose", other) if other is not None else like((args, kwargs), OTHER_SEED)
     batch = batch or (lambda size, seed: like((args, kwargs), seed, batch=size))
     snapshot = Snapshot(model)
     if eager_other is None:
@@ -200,14 +209,6 @@ def diagnose(model: nn.Module, *example_args: Any, **example_kwargs: Any) -> Dia
     limits, call :func:`examine`.
     """
     return examine(model, (example_args, example_kwargs))
-
-
-def _inputs(value: Any) -> Inputs:
-    if (not isinstance(value, tuple) or len(value) != 2 or not isinstance(value[0], (tuple, list))
-            or not isinstance(value[1], dict)):
-        raise TypeError("diagnose: inputs must be (args, kwargs): a tuple of positional inputs and a dict of "
-                        f"keyword inputs, got {type(value).__name__}; for one tensor x pass ((x,), {{}})")
-    return tuple(value[0]), dict(value[1])
 
 
 def describe_inputs(inputs: Inputs) -> str:

@@ -131,6 +131,8 @@ def classify(text: str, tool: str = "") -> Cause | None:
     >>> classify("RuntimeError: something new") is None
     True
     """
+    if not isinstance(text, str) or not isinstance(tool, str):
+        raise TypeError(f"classify: text and tool must be str, got {type(text).__name__} and {type(tool).__name__}")
     for cause in CAUSES:
         if (not cause.tools or tool in cause.tools) and cause.regex.search(text):
             return cause

@@ -13,6 +13,8 @@ from typing import Any
 import torch
 from torch.utils import _pytree as pytree
 
+from fxguide._checks import int_at_least, seed_value
+
 RTOL, ATOL = 1e-3, 1e-4  # atol is scaled by the largest magnitude of the eager output
 
 Inputs = tuple[tuple[Any, ...], dict[str, Any]]
@@ -97,7 +99,10 @@ def like(inputs: Inputs, seed: int, batch: int | None = None) -> Inputs:
     >>> bool(((new >= 5) & (new <= 9)).all()), new.dtype
     (True, torch.int64)
     """
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator().manual_seed(seed_value("like", seed))
+    if batch is not None:
+        int_at_least("like", "batch", batch)
+    args, kwargs = check_inputs("like", inputs)
 
     def vary(value: Any, resize: bool = False) -> Any:
         if not isinstance(value, torch.Tensor):
@@ -118,13 +123,12 @@ def like(inputs: Inputs, seed: int, batch: int | None = None) -> Inputs:
     def top(value: Any) -> Any:
         return vary(value, resize=True) if isinstance(value, torch.Tensor) else pytree.tree_map(vary, value)
 
-    args, kwargs = inputs
     return tuple(top(a) for a in args), {k: top(v) for k, v in kwargs.items()}
 
 
 def clone(inputs: Inputs) -> Inputs:
     """The inputs with every tensor copied, so that a model that writes into its inputs cannot change them."""
-    args, kwargs = inputs
+    args, kwargs = check_inputs("clone", inputs)
     copy = lambda value: value.clone() if isinstance(value, torch.Tensor) else value  # noqa: E731
     return pytree.tree_map(copy, tuple(args)), pytree.tree_map(copy, dict(kwargs))
 
@@ -137,3 +141,18 @@ def _resize(value: torch.Tensor, shape: list[int]) -> torch.Tensor:
         return value.new_zeros(shape)
     index = torch.arange(shape[0]) % value.shape[0]
     return value[index].clone()
+
+
+def check_inputs(caller: str, value: Any) -> Inputs:
+    """``value`` as ``(args, kwargs)`` if it is a pair of a tuple (or list) and a dict; a TypeError saying so otherwise.
+
+    >>> check_inputs("like", torch.ones(1))
+    Traceback (most recent call last):
+    ...
+    TypeError: like: inputs must be (args, kwargs): a tuple of positional inputs and a dict of keyword inputs, got Tensor; for one tensor x pass ((x,), {})
+    """
+    if (not isinstance(value, tuple) or len(value) != 2 or not isinstance(value[0], (tuple, list))
+            or not isinstance(value[1], dict) or not all(isinstance(k, str) for k in value[1])):
+        raise TypeError(f"{caller}: inputs must be (args, kwargs): a tuple of positional inputs and a dict of "
+                        f"keyword inputs, got {type(value).__name__}; for one tensor x pass ((x,), {{}})")
+    return tuple(value[0]), dict(value[1])

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import torch
 
+from fxguide._checks import int_at_least, string
+
 _ADDRESS = re.compile(r"\b0x[0-9a-fA-F]+\b")
 _SITE = re.compile(r"(?:/[^\s'\"():,]+)*/(?:site|dist)-packages/")
 _PATH = re.compile(r"(?<![\w.>])(?:/[\w.+-]+){2,}/([\w.+-]+)")
@@ -38,7 +40,9 @@ def normalize(message: str, limit: int = 300) -> str:
     >>> normalize("see /tmp/tmpab12/model.py")
     'see …/model.py'
     """
-    lines = [line.strip() for line in str(message).splitlines() if line.strip()]
+    string("normalize", "message", message)
+    int_at_least("normalize", "limit", limit, minimum=2)
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
     first = lines[0] if lines else ""
     first = _ADDRESS.sub("0x…", first)
     first = _SITE.sub("<site-packages>/", first)
@@ -58,7 +62,8 @@ def pattern(error_type: str, message: str) -> str:
     >>> pattern("", "values differ")
     'values differ'
     """
-    text = message
+    string("pattern", "error_type", error_type)
+    text = string("pattern", "message", message)
     for regex, replacement in _PLACEHOLDERS:
         text = regex.sub(replacement, text)
     return f"{error_type}: {text}" if error_type and text else error_type or text
@@ -72,7 +77,7 @@ def split(text: str) -> tuple[str, str]:
     >>> split("values differ")
     ('', 'values differ')
     """
-    head, _, rest = text.partition(": ")
+    head, _, rest = string("split", "text", text).partition(": ")
     return (head, rest) if head.isidentifier() else ("", text)
 
 
@@ -103,6 +108,8 @@ def origin(exc: BaseException) -> str:
     model's bytecode rather than run it), the last model-code ``File ..., line``
     that torch quotes in the message.
     """
+    if not isinstance(exc, BaseException):
+        raise TypeError(f"origin: exc must be an exception, got {type(exc).__name__}; pass the exception you caught")
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if _is_model_code(f.filename)]
     if frames:
         return _short(frames[-1].filename, frames[-1].lineno or 0, frames[-1].name)
@@ -115,6 +122,8 @@ def origin(exc: BaseException) -> str:
 
 def describe(exc: BaseException) -> tuple[str, str]:
     """``(type name, normalized first line)`` of an exception."""
+    if not isinstance(exc, BaseException):
+        raise TypeError(f"describe: exc must be an exception, got {type(exc).__name__}")
     return type(exc).__name__, normalize(str(exc))
 
 

@@ -33,6 +33,8 @@ def time_limit(seconds: float) -> Iterator[None]:
     elsewhere (another thread, Windows) the block runs without a limit, and
     ``seconds <= 0`` means no limit.
     """
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds != seconds:
+        raise ValueError(f"time_limit: seconds must be a number (0 or less: no limit), got {seconds!r}")
     if (seconds <= 0 or threading.current_thread() is not threading.main_thread()
             or not hasattr(signal, "setitimer")):
         yield
@@ -94,6 +96,8 @@ class Snapshot:
     """
 
     def __init__(self, model: nn.Module) -> None:
+        if not isinstance(model, nn.Module):
+            raise TypeError(f"Snapshot: model must be a torch.nn.Module, got {type(model).__name__}")
         self.model = model
         self._modules = list(model.modules())
         self._dicts = [(m, dict(vars(m))) for m in self._modules]
