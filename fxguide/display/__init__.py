@@ -186,7 +186,7 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> Mark
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
-def show_error(trigger, error_type: type[BaseException], starts_with: str, *, lines: int = 1) -> BaseException:
+def show_error(trigger, error_type: type[BaseException], starts_with: str, *, lines: int = 1) -> None:
     """Call ``trigger()``, check that it raises ``error_type`` with a message starting ``starts_with``, print it.
 
     PT2 errors run to many lines (hints, links, file paths of the machine); the
@@ -194,11 +194,10 @@ def show_error(trigger, error_type: type[BaseException], starts_with: str, *, li
     stdout or stderr meanwhile (export prints the partial graph of a failed
     capture) is swallowed. Another exception type, another message, or no
     exception at all raises ``AssertionError``, so a page stops when torch
-    changes what it raises. Returns the exception.
+    changes what it raises.
 
     >>> show_error(lambda: int("x"), ValueError, "invalid literal")
     ValueError: invalid literal for int() with base 10: 'x'
-    ValueError("invalid literal for int() with base 10: 'x'")
     """
     import contextlib
     import io
@@ -220,5 +219,5 @@ def show_error(trigger, error_type: type[BaseException], starts_with: str, *, li
                                  f"got {type(error).__name__}: {message[:300]}") from error
         shown = [line for line in message.splitlines() if line.strip()][:lines]
         print(f"{type(error).__name__}: " + "\n".join(shown))
-        return error
+        return
     raise AssertionError(f"show_error: expected {error_type.__name__}: {starts_with}..., but nothing was raised")
