@@ -6,17 +6,11 @@
   graph signature and a mutation output.
 - :class:`ConvNet` is a small convolutional classifier (conv, batch norm,
   ReLU, pooling, a linear head) for the pass, backend and quantization pages.
-- :class:`KeepFirst` keeps a number of rows read from a tensor: a size that
-  depends on data, for the export and error pages.
-- :class:`JsonLogged` prints a log line made with ``json`` in ``forward``: plain
-  Python that non-strict export runs and strict export refuses.
 """
 
 # No `from __future__ import annotations` in this module: FX prints the
 # annotations of a traced forward, and string annotations come out mangled
 # (`x : _torch_Tensor_`) in the code the pages show.
-
-import json
 
 import torch
 from torch import nn
@@ -73,49 +67,3 @@ class ConvNet(nn.Module):
         x = torch.relu(self.bn(self.conv1(x)))
         x = torch.relu(self.conv2(x))
         return self.fc(self.pool(x).flatten(1))
-
-
-class KeepFirst(nn.Module):
-    """``x[:count]`` times 2, where ``count`` is a one-element tensor, capped at the number of rows.
-
-    ``count.item()`` is a size export cannot know while tracing; the cap
-    (``if n > x.shape[0]``) is a decision on it. ``checked=True`` first
-    states, with ``torch._check``, that the count never exceeds the rows,
-    which settles the decision.
-
-    >>> KeepFirst()(torch.arange(5.0), torch.tensor(7)).tolist()
-    [0.0, 2.0, 4.0, 6.0, 8.0]
-    """
-
-    def __init__(self, checked: bool = False) -> None:
-        super().__init__()
-        if not isinstance(checked, bool):
-            raise TypeError(f"KeepFirst: checked must be a bool, got {type(checked).__name__}")
-        self.checked = checked
-
-    def forward(self, x: torch.Tensor, count: torch.Tensor) -> torch.Tensor:
-        n = count.item()
-        if self.checked:
-            torch._check(n <= x.shape[0])
-        if n > x.shape[0]:
-            n = x.shape[0]
-        return x[:n] * 2
-
-
-class JsonLogged(nn.Module):
-    """Multiplies by ``scale``, and prints a JSON log line (rows, scale, type of input) on every call.
-
-    >>> JsonLogged()(torch.ones(2, 3)).sum().item()
-    {"rows": 2, "scale": 2.0, "input": "Tensor"}
-    12.0
-    """
-
-    def __init__(self, scale: float = 2.0) -> None:
-        super().__init__()
-        if not isinstance(scale, (int, float)) or isinstance(scale, bool):
-            raise TypeError(f"JsonLogged: scale must be a number, got {type(scale).__name__}")
-        self.scale = float(scale)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        print(json.dumps({"rows": x.shape[0], "scale": self.scale, "input": type(x).__name__}))
-        return x * self.scale
