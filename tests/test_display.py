@@ -54,3 +54,66 @@ def test_show_diff_marks_only_changed_lines(capsys):
 def test_helpers_reject_wrong_types_with_a_type_error(call):
     with pytest.raises(TypeError, match="expected"):
         call()
+
+
+def _fails(message):
+    def trigger():
+        print("noise on stdout")
+        raise ValueError(message)
+    return trigger
+
+
+def test_show_error_prints_the_first_lines_and_swallows_what_the_call_printed(capsys):
+    from fxguide.display import show_error
+
+    show_error(_fails("first\n\nsecond\nthird"), ValueError, "first", lines=2)
+    assert capsys.readouterr().out == "ValueError: first\nsecond\n"
+
+
+@pytest.mark.parametrize(("trigger", "error_type", "start", "says"), [
+    (_fails("other text"), ValueError, "first", "got ValueError: other text"),
+    (_fails("first"), KeyError, "first", "expected KeyError"),
+    (lambda: None, ValueError, "first", "nothing was raised"),
+])
+def test_show_error_stops_when_torch_raises_something_else(trigger, error_type, start, says):
+    from fxguide.display import show_error
+
+    with pytest.raises(AssertionError, match=says):
+        show_error(trigger, error_type, start)
+
+
+@pytest.mark.parametrize(("args", "kwargs", "error"), [
+    (("not callable", ValueError, "x"), {}, TypeError),
+    ((lambda: None, "ValueError", "x"), {}, TypeError),
+    ((lambda: None, ValueError, 3), {}, TypeError),
+    ((lambda: None, ValueError, "x"), {"lines": 0}, ValueError),
+])
+def test_show_error_validates_its_arguments(args, kwargs, error):
+    from fxguide.display import show_error
+
+    with pytest.raises(error, match="show_error"):
+        show_error(*args, **kwargs)
+
+
+def test_torch_logs_collects_a_recompile_and_leaves_no_handler_behind():
+    import logging
+
+    from fxguide.display.torch_logs import _Collect, torch_logs
+
+    with torch_logs(recompiles=True) as messages:
+        torch._dynamo.reset()
+        double = torch.compile(lambda t: t * 2, backend="eager", dynamic=False)
+        double(torch.ones(2))
+        double(torch.ones(3))
+    torch._dynamo.reset()
+    assert any("size mismatch at index 0. expected 2, actual 3" in m for m in messages), messages
+    torch_loggers = [logging.getLogger(n) for n in ["torch", *logging.root.manager.loggerDict] if n.startswith("torch")]
+    assert not any(isinstance(h, _Collect) for logger in torch_loggers for h in logger.handlers)
+
+
+def test_torch_logs_needs_a_log_name():
+    from fxguide.display.torch_logs import torch_logs
+
+    with pytest.raises(ValueError, match="say which logs"):
+        with torch_logs():
+            pass

@@ -181,3 +181,43 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> Mark
     header = list(header)
     lines = [line(header), "|---" * len(header) + "|"] + [line(list(r)) for r in rows]
     return MarkdownTable("\n".join(lines))
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def show_error(trigger, error_type: type[BaseException], starts_with: str, *, lines: int = 1) -> None:
+    """Call ``trigger()``, check that it raises ``error_type`` with a message starting ``starts_with``, print it.
+
+    PT2 errors run to many lines (hints, links, file paths of the machine); the
+    first ``lines`` are printed, after ``Type:``. Anything the call prints on
+    stdout or stderr meanwhile (export prints the partial graph of a failed
+    capture) is swallowed. Another exception type, another message, or no
+    exception at all raises ``AssertionError``, so a page stops when torch
+    changes what it raises.
+
+    >>> show_error(lambda: int("x"), ValueError, "invalid literal")
+    ValueError: invalid literal for int() with base 10: 'x'
+    """
+    import contextlib
+    import io
+
+    if not callable(trigger):
+        raise TypeError(f"show_error: trigger must be a function of no arguments, got {type(trigger).__name__}")
+    if not (isinstance(error_type, type) and issubclass(error_type, BaseException)):
+        raise TypeError(f"show_error: error_type must be an exception class, got {error_type!r}")
+    string("show_error", "starts_with", starts_with)
+    if not isinstance(lines, int) or isinstance(lines, bool) or lines < 1:
+        raise ValueError(f"show_error: lines must be a positive int, got {lines!r}")
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            trigger()
+    except Exception as error:  # noqa: BLE001 - the point is to look at any error
+        message = _ANSI.sub("", str(error))
+        if type(error) is not error_type or not message.startswith(starts_with):
+            raise AssertionError(f"show_error: expected {error_type.__name__}: {starts_with}..., "
+                                 f"got {type(error).__name__}: {message[:300]}") from error
+        shown = [line for line in message.splitlines() if line.strip()][:lines]
+        print(f"{type(error).__name__}: " + "\n".join(shown))
+        return
+    raise AssertionError(f"show_error: expected {error_type.__name__}: {starts_with}..., but nothing was raised")

@@ -12,6 +12,8 @@ group them by the part of the guide that introduces them:
   (:class:`SmallResNet`, :class:`ResidualBlock`, :class:`SmallMLP`);
 - :mod:`fxguide.models.dynamic`: code that depends on the input's shapes or
   values, each model with the inputs it is traced and re-run on (:func:`cases`);
+- :mod:`fxguide.models.capture`: code that ``torch.export`` meets in real
+  models (a size read from data, Python that only non-strict export runs);
 - :mod:`fxguide.models.real`: real torchvision, timm and Hugging Face models,
   small and seeded (import them from there: ``from fxguide.models.real import
   resnet18``; the libraries themselves are imported only when a builder runs).
