@@ -13,7 +13,7 @@ from torch import nn
 from fxguide.tracing.concrete import (Decision, Guard, GuardedPaths, GuardError, UnguardableError, concrete_trace,
                                       decisions, show_decisions)
 from fxguide.models import cases
-from fxguide.tracing import concrete
+from fxguide.tracing.concrete import _tracer
 from fxguide.models import TinyMLP, seeded
 
 CASES = cases()
@@ -314,7 +314,7 @@ def test_tracing_puts_back_everything_it_patched():
     owners = (torch, torch.Tensor, nn.Module, builtins)
     before = [dict(vars(owner)) for owner in owners]
     concrete_trace(lambda x: x[: x.shape[0] - 1] * torch.ones(x.shape[0] - 1), (torch.ones(3),))
-    patched = {*concrete._FACTORIES, *concrete._TENSOR_METHODS, "isinstance", "__setattr__"}
+    patched = {*_tracer._FACTORIES, *_tracer._TENSOR_METHODS, "isinstance", "__setattr__"}
     for owner, saved in zip(owners, before):
         now = vars(owner)
         assert {n for n in now if n in patched} == {n for n in saved if n in patched}, owner  # nothing pinned
