@@ -12,6 +12,7 @@ import torch.fx as fx
 from torch import nn
 from torch.utils import _pytree as pytree
 
+from fxguide.tracing.concrete._inputs import install as install_input_guard
 from fxguide.tracing.concrete._records import Decision, Guard, GuardError, RaisesGuard, _pending_guard
 from fxguide.tracing.concrete._tracer import ConcreteTracer, _Interceptions, _ModelState
 
@@ -136,7 +137,8 @@ class _PlannedTracer(ConcreteTracer):
 
 
 def _trace(root: nn.Module | Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> fx.GraphModule:
-    plan = _plan(root, _bind(root, args, kwargs))
+    bound = _bind(root, args, kwargs)
+    plan = _plan(root, bound)
     tracer = _PlannedTracer(plan)
     name = type(root).__name__ if isinstance(root, nn.Module) else getattr(root, "__name__", "function")
     state = _ModelState(root)
@@ -162,6 +164,9 @@ def _trace(root: nn.Module | Callable[..., Any], args: tuple[Any, ...], kwargs: 
             node.op, node.target = "call_module", decision.guard_name
     gm.graph.lint()
     gm.recompile()
+    code = getattr(root.forward if isinstance(root, nn.Module) else root, "__code__", None)
+    install_input_guard(gm, bound.signature, dict(bound.arguments),
+                        (code.co_filename, code.co_firstlineno) if code else ("<unknown>", 0))
     return gm
 
 

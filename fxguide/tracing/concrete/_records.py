@@ -14,7 +14,7 @@ _PUBLIC = "fxguide.tracing.concrete"  # where readers import these from; shown i
 
 # -- What is recorded -----------------------------------------------------------
 
-Kind = Literal["branch", "loop", "int", "float", "value", "type", "raises"]
+Kind = Literal["branch", "loop", "int", "float", "value", "type", "raises", "input"]
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ class Decision:
     @property
     def guard_name(self) -> str:
         """The name of the graph node (and submodule) that checks this decision."""
-        return f"guard_{self.index}"
+        return "guard_inputs" if self.kind == "input" else f"guard_{self.index}"
 
     @property
     def where(self) -> str:
@@ -66,12 +66,21 @@ class GuardError(RuntimeError):
     """
 
     def __init__(self, decision: Decision, new: Any, advice: str | None = None) -> None:
+        if not isinstance(decision, Decision):
+            raise TypeError(f"GuardError: decision must be the Decision that differs, got {type(decision).__name__}; "
+                            "guard errors are raised by the guards concrete_trace places")
         self.decision = decision
         self.traced = decision.value
         self.new = new
         if advice is None:
             advice = ("Trace again with this input, or trace with "
                       'concrete_trace(..., on_mismatch="retrace") to keep one graph per path.')
+        if decision.kind == "input":  # the structure of the inputs: value and new describe it in words
+            super().__init__(
+                f"{decision.guard_name}: the input {decision.code} (of the function at {decision.where}) was "
+                f"{decision.value} when traced and is {new} in this call, so the graph was not traced for "
+                f"these inputs. {advice}")
+            return
         super().__init__(
             f"{decision.guard_name}: the {decision.kind} at {decision.where} (`{decision.code}`) "
             f"was {decision.value!r} when traced and is {new!r} for this input, so the graph "
