@@ -17,21 +17,31 @@ With ``on_mismatch="retrace"`` the result instead traces again for the new
 input and keeps one graph per path (:class:`GuardedPaths`).
 
 The rule: the traced graph, called on any input, either returns what the
-model returns in eager mode or raises :class:`GuardError`. Besides ``if``,
-loops and ``int()``, the answers Python gets through ``float()``, ``str()``
-and f-strings, ``hash()`` (dict and set lookups), ``isinstance``,
-``hasattr``, ``x.dtype``/``x.device``, and an exception caught by
-``try``/``except`` are guarded too; branches on the model's buffers and
-tensor attributes are guarded like branches on inputs. What cannot be
-replayed is refused while tracing with :class:`UnguardableError` (a traced
-value stored on the module, a Python attribute that ``forward`` changes, an
-autocast region, ``str()`` or ``hash()`` of a whole tensor). Tracing leaves the
-model exactly as it was: parameters, buffers and attributes are restored.
+model returns in eager mode or raises :class:`GuardError`. Every Python-level
+question the model's code can ask a traced value (its truth, its int, its
+length, its string, its hash, its type, ``callable``, ``hasattr``, ``id``,
+``torch.is_tensor``, global settings such as ``torch.is_grad_enabled()``, a
+tensor's ``dtype`` or ``grad_fn``, an exception caught by ``try``/``except``,
+the structure of the call's inputs, ...) is listed in
+:mod:`fxguide.tracing.concrete.questions`, with what is done with it: guarded
+(re-asked on every call), or refused while tracing with
+:class:`UnguardableError` when a graph cannot replay it (a traced value stored
+on the module, a Python attribute that ``forward`` changes, an autocast
+region, ``id()`` of a traced value, ``str()`` or ``hash()`` of a whole
+tensor). Tracing leaves the model exactly as it was: parameters, buffers and
+attributes are restored.
 
-What remains unguardable, because Python answers without asking the value:
-``x is y`` and ``type(x)`` on traced values, ``id()``, ``repr()`` of a traced
-tensor, and state outside the model (global variables, random draws made at
-trace time).
+Not guarded: identity (``v is w``, which Python answers without asking the
+value), ``type(v)`` in modules other than those defining the model's
+``forward`` methods, global settings imported by name (``from torch import
+is_grad_enabled``) rather than called through their module, and state outside
+the model (global variables, random draws made at trace time).
+
+The package: ``_records`` (decisions, guards, the errors), ``_frames`` (whose
+code is asking), ``_proxy`` (the proxies' conversions to Python values),
+``_tracer`` (the tracer and what it intercepts), ``_inputs`` (the input
+structure guard), ``_entry`` (:func:`concrete_trace` and reading decisions
+back) and ``questions`` (the list).
 
 >>> import torch
 >>> def f(x):
@@ -49,8 +59,10 @@ from __future__ import annotations
 
 import torch  # noqa: F401 - the examples in these docstrings use it
 
+from fxguide.tracing.concrete import questions
 from fxguide.tracing.concrete._entry import GuardedPaths, concrete_trace, decisions, show_decisions
 from fxguide.tracing.concrete._proxy import ConcreteAttribute, ConcreteProxy
+from fxguide.tracing.concrete._inputs import InputGuard
 from fxguide.tracing.concrete._records import Decision, Guard, GuardError, RaisesGuard, UnguardableError
 from fxguide.tracing.concrete._tracer import ConcreteTracer
 
@@ -59,15 +71,17 @@ __all__ = [
     "Decision",
     "Guard",
     "GuardError",
+    "InputGuard",
     "GuardedPaths",
     "RaisesGuard",
     "UnguardableError",
     "concrete_trace",
     "decisions",
+    "questions",
     "show_decisions",
 ]
 
 # Readers import these from here: tracebacks, doctests and the API reference name them so.
-for _name in (*__all__, "ConcreteProxy", "ConcreteAttribute"):
+for _name in (*(n for n in __all__ if n != "questions"), "ConcreteProxy", "ConcreteAttribute"):
     globals()[_name].__module__ = __name__
 del _name

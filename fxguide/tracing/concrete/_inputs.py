@@ -18,6 +18,7 @@ import torch.fx as fx
 from torch import nn
 
 from fxguide.tracing.concrete._records import Decision, GuardError
+from fxguide.tracing.concrete.questions import _OFF
 
 _NO_DEFAULT = inspect.Parameter.empty
 
@@ -129,6 +130,8 @@ def _reinstall(copy: fx.GraphModule) -> None:
 
 def install(gm: fx.GraphModule, signature: inspect.Signature, traced: dict[str, Any], where: tuple[str, int]) -> None:
     """Make ``gm`` check every call's inputs against ``traced`` before running (a forward pre-hook, kept by deepcopy)."""
+    if "inputs" in _OFF:  # switched off by the property test's mutation check
+        return
     gm.add_submodule("guard_inputs", InputGuard(signature, traced, where))
     gm.register_forward_pre_hook(_check_inputs, with_kwargs=True)
     gm._register_deepcopy_hook(_reinstall)

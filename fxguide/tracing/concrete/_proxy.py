@@ -30,10 +30,34 @@ class _ConcreteMixin:
             raise AttributeError(name)
         value = self.tracer.peek(self)  # type: ignore[arg-type]
         if not hasattr(value, name):  # a typo fails as in eager mode; hasattr() gets the real answer
+            self.tracer.decide_type(self)  # the answer holds while the value's type does
             raise AttributeError(f"{type(value).__name__!r} object has no attribute {name!r}")
+        if not isinstance(value, torch.Tensor):  # a Python number's attributes depend on its type (int, float)
+            self.tracer.decide_type(self)
         if name in _CONCRETE_ATTRIBUTES and isinstance(value, torch.Tensor):
             return self.tracer.decide_attribute(self, name)  # type: ignore[arg-type]
+        if getattr(value, name) is None:  # x.grad_fn of a leaf: `is None` must get eager mode's answer
+            return self.tracer.decide_attribute(self, name)  # type: ignore[arg-type]
         return ConcreteAttribute(self, name)  # type: ignore[arg-type]
+
+    @property
+    def __class__(self) -> type:  # type: ignore[override]
+        # v.__class__ in the model's code is the example value's type (guarded); isinstance()
+        # and everything else outside the model keep seeing the proxy's own class.
+        frame = sys._getframe(1)
+        if _is_user_frame(frame) and _reads_class(frame):  # v.__class__ written in the model's code
+            return self.tracer.decide_type(self)  # type: ignore[no-any-return]
+        return type(self)
+
+    def __round__(self, ndigits: Any = None) -> Any:
+        args = (self,) if ndigits is None else (self, ndigits)
+        return self.tracer.create_proxy("call_function", round, args, {})
+
+    def __divmod__(self, other: Any) -> Any:
+        return self.tracer.create_proxy("call_function", divmod, (self, other), {})
+
+    def __rdivmod__(self, other: Any) -> Any:
+        return self.tracer.create_proxy("call_function", divmod, (other, self), {})
 
     def __len__(self) -> int:
         return self.tracer.decide_len(self)  # type: ignore[arg-type]
@@ -49,22 +73,22 @@ class _ConcreteMixin:
         return self.tracer.decide_int(self, int)  # type: ignore[arg-type]
 
     def __float__(self) -> float:
-        return self.tracer.decide_scalar(self, "float() of")  # type: ignore[arg-type]
+        return self.tracer.decide_scalar(self, "float() of", "float")  # type: ignore[arg-type]
 
     def __str__(self) -> str:
         if not _is_user_frame(sys._getframe(1)):
             return repr(self)
-        return str(self.tracer.decide_scalar(self, "str() of"))  # type: ignore[arg-type]
+        return self.tracer.decide_text(self, str, (), "str() of", "str")  # type: ignore[no-any-return]
 
     def __format__(self, spec: str) -> str:
         if not _is_user_frame(sys._getframe(1)):
             return format(repr(self), spec)
-        return format(self.tracer.decide_scalar(self, "an f-string or format() of"), spec)  # type: ignore[arg-type]
+        return self.tracer.decide_text(self, format, (spec,), "an f-string or format() of", "format")  # type: ignore[no-any-return]
 
     def __hash__(self) -> int:
         if not _is_user_frame(sys._getframe(1)):
             return id(self)
-        return hash(self.tracer.decide_scalar(self, "a dict key, set member or hash() of"))  # type: ignore[arg-type]
+        return hash(self.tracer.decide_scalar(self, "a dict key, set member or hash() of", "hash"))  # type: ignore[arg-type]
 
     def __contains__(self, item: Any) -> bool:
         # `item in x` asks the value (Tensor.__contains__ and friends), as a guarded branch.
@@ -76,10 +100,26 @@ class _ConcreteMixin:
         self.tracer.create_proxy("call_function", operator.setitem, (self, key, value), {})
 
 
+_CLASS_READS: dict[Any, frozenset[int]] = {}
+
+
+def _reads_class(frame: Any) -> bool:
+    """Whether ``frame`` is executing ``.__class__`` itself (not a C function such as isinstance looking it up)."""
+    code = frame.f_code
+    if code not in _CLASS_READS:
+        import dis
+
+        _CLASS_READS[code] = frozenset(i.offset for i in dis.get_instructions(code)
+                                       if i.opname in ("LOAD_ATTR", "LOAD_METHOD") and i.argval == "__class__")
+    return frame.f_lasti in _CLASS_READS[code]
+
+
 class ConcreteProxy(_ConcreteMixin, fx.Proxy):
     """A ``Proxy`` whose tracer knows the value it has for the example input."""
 
     def __repr__(self) -> str:
+        if _is_user_frame(sys._getframe(1)):  # repr(v) in the model's code: the value's repr
+            return self.tracer.decide_text(self, repr, (), "repr() of", "repr")  # type: ignore[no-any-return]
         return f"ConcreteProxy({self.node.name})"
 
 
@@ -87,6 +127,8 @@ class ConcreteAttribute(_ConcreteMixin, Attribute):
     """An attribute access (``x.shape``) on a :class:`ConcreteProxy`."""
 
     def __repr__(self) -> str:
+        if _is_user_frame(sys._getframe(1)):
+            return self.tracer.decide_text(self, repr, (), "repr() of", "repr")  # type: ignore[no-any-return]
         return f"ConcreteAttribute({self.attr})"
 
 

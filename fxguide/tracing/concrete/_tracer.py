@@ -18,9 +18,10 @@ from torch.fx.node import map_arg
 from torch.fx.proxy import Attribute
 from torch.utils import _pytree as pytree
 
-from fxguide.tracing.concrete._frames import _inside_try, _is_user_frame, _user_location
+from fxguide.tracing.concrete._frames import _TORCH_DIR, _inside_try, _is_user_frame, _user_location
 from fxguide.tracing.concrete._proxy import ConcreteAttribute, ConcreteProxy, _has_proxy
-from fxguide.tracing.concrete._records import (Decision, Kind, UnguardableError, _holds_tensor, _pending_guard)
+from fxguide.tracing.concrete._records import Decision, Kind, UnguardableError, _holds_tensor, _pending_guard
+from fxguide.tracing.concrete.questions import _OFF
 
 _LOOP_LINE = re.compile(r"\bfor\b.+\bin\b")
 
@@ -73,7 +74,8 @@ class ConcreteTracer(fx.Tracer):
             if not self._evaluating and _autocast_state() != self._autocast:
                 self._refuse("an autocast region (torch.autocast) opened inside the traced code",
                              "a graph does not record autocast, so its ops would run in the caller's precision; "
-                             "trace without the autocast region, or call the traced graph inside torch.autocast")
+                             "trace without the autocast region, or call the traced graph inside torch.autocast",
+                             "autocast")
             outermost = not self._evaluating
             self._evaluating += 1
             try:
@@ -90,6 +92,8 @@ class ConcreteTracer(fx.Tracer):
 
     def _guard_raise(self, node: fx.Node, error: str | None) -> None:
         # If the code catches exceptions here, its path depends on whether this operation raises.
+        if "raises" in _OFF:
+            return
         target = self.root.get_submodule(str(node.target)) if node.op == "call_module" else node.target
         decision = self._decision("raises", error)
         self.raising[node] = (decision, node.op, target)
@@ -185,19 +189,24 @@ class ConcreteTracer(fx.Tracer):
         self.decisions.append(decision)
         return decision
 
-    def _record(self, kind: Kind, source: fx.Node, value: Any) -> None:
+    def _record(self, kind: Kind, source: fx.Node, value: Any, guard: str) -> None:
+        """Record a decision made by ``guard`` (a key of :data:`~fxguide.tracing.concrete.questions.GUARDS`)."""
+        if guard in _OFF:  # switched off by the property test's mutation check
+            return
         decision = self._decision(kind, value)
         fx.Tracer.create_node(self, "call_function", _pending_guard, (source, decision.index), {},
                               name=decision.guard_name)
 
-    def _refuse(self, what: str, advice: str) -> None:
+    def _refuse(self, what: str, advice: str, guard: str) -> None:
+        if guard in _OFF:  # switched off by the property test's mutation check: carry on unguarded
+            return
         filename, lineno, code = _user_location()
         raise UnguardableError(f"concrete_trace cannot guard {what} at {os.path.basename(filename)}:{lineno} "
                                f"(`{code}`): {advice}.")
 
     def to_bool(self, obj: fx.Proxy) -> bool:
         value = bool(self.value_of(obj))
-        self._record("branch", obj.node, value)
+        self._record("branch", obj.node, value, "truth")
         return value
 
     def iter(self, obj: fx.Proxy) -> Iterator[fx.Proxy]:
@@ -208,40 +217,49 @@ class ConcreteTracer(fx.Tracer):
         """Answer ``len(obj)`` from the example and guard the answer."""
         length = self.create_proxy("call_function", len, (obj,), {})
         value = self.value_of(length)
-        self._record("int", length.node, value)
+        self._record("int", length.node, value, "len")
         return value
 
     def decide_int(self, obj: fx.Proxy, convert: Callable[[Any], int]) -> int:
         """Answer ``int(obj)`` (or ``operator.index(obj)``) from the example and guard it."""
         value = convert(self.value_of(obj))
-        self._record("int", obj.node, value)
+        self._record("int", obj.node, value, "int")
         return value
 
-    def decide_scalar(self, obj: fx.Proxy, use: str) -> bool | int | float | str:
+    def decide_scalar(self, obj: fx.Proxy, use: str, guard: str) -> bool | int | float | str:
         """Answer with the Python scalar ``obj`` holds (for ``float``, ``str``, ``hash``...), guarded exactly."""
         value = self.value_of(obj)
         if use == "float() of" and (isinstance(value, (int, bool)) or (
                 isinstance(value, torch.Tensor) and value.numel() == 1)):
             value = float(value)
         if isinstance(value, bool):
-            self._record("branch", obj.node, value)
+            self._record("branch", obj.node, value, guard)
         elif isinstance(value, int):
-            self._record("int", obj.node, value)
+            self._record("int", obj.node, value, guard)
         elif isinstance(value, float):
-            self._record("float", obj.node, value)
+            self._record("float", obj.node, value, guard)
         elif isinstance(value, (str, torch.dtype, torch.device)) or (
                 isinstance(value, tuple) and all(type(v) in (int, bool, float) for v in value)):
-            self._record("value", obj.node, value)  # a string, a dtype, a torch.Size...
+            self._record("value", obj.node, value, guard)  # a string, a dtype, a torch.Size...
         else:
             self._refuse(f"{use} a traced {type(value).__name__}",
                          "the answer depends on every element (or on the object's identity); compute with "
-                         "tensor operations instead, or convert a size with int() first")
+                         "tensor operations instead, or convert a size with int() first", "whole-value")
         return value
+
+    def decide_text(self, obj: fx.Proxy, fn: Callable[..., str], extra: tuple[Any, ...], use: str, guard: str) -> str:
+        """``str``/``repr``/``format`` of ``obj``: of a one-element tensor, a graph node whose string is guarded."""
+        value = self.value_of(obj)
+        if isinstance(value, torch.Tensor) and value.numel() == 1:
+            text = self.create_proxy("call_function", fn, (obj, *extra), {})
+            self._record("value", text.node, self.value_of(text), guard)
+            return self.value_of(text)  # type: ignore[no-any-return]
+        return fn(self.decide_scalar(obj, use, guard), *extra)
 
     def decide_object(self, obj: fx.Proxy) -> Any:
         """Answer with the Python object ``obj`` holds (no tensors inside), guarded by equality of its fields."""
         value = self.peek(obj)
-        self._record("value", obj.node, value)
+        self._record("value", obj.node, value, "object")
         return value
 
     def decide_attribute(self, obj: fx.Proxy, name: str) -> Any:
@@ -250,7 +268,7 @@ class ConcreteTracer(fx.Tracer):
         if (node, name) not in self._decided:
             attribute = self.create_proxy("call_function", getattr, (obj, name), {})
             value = self.value_of(attribute)
-            self._record("value", attribute.node, value)
+            self._record("value", attribute.node, value, "attribute")
             self._decided[(node, name)] = value
         return self._decided[(node, name)]
 
@@ -259,7 +277,7 @@ class ConcreteTracer(fx.Tracer):
         node = obj.node
         if (node, "__class__") not in self._decided:
             value = type(self.value_of(obj))
-            self._record("type", node, value)
+            self._record("type", node, value, "type")
             self._decided[(node, "__class__")] = value
         return self._decided[(node, "__class__")]
 
@@ -314,6 +332,30 @@ class _ModelState:
 _INHERITED = object()
 
 
+def eager_is_fx_tracing() -> bool:
+    """``is_fx_tracing()`` as the model sees it when it runs for real: False while a concrete trace evaluates it."""
+    return _ORIGINAL_IS_FX_TRACING() and not _CONCRETE_TRACES
+
+
+_ORIGINAL_IS_FX_TRACING = fx._symbolic_trace.is_fx_tracing
+_CONCRETE_TRACES: list[Any] = []  # the tracers running now (is_fx_tracing() is True for them)
+
+#: Global settings and tracing predicates the model's code may ask: (owner, name, the function
+#: the graph calls to ask again, or None for the same function).
+_GLOBALS: tuple[tuple[Any, str, Any], ...] = (
+    (torch, "is_grad_enabled", None),
+    (torch, "is_inference_mode_enabled", None),
+    (torch, "are_deterministic_algorithms_enabled", None),
+    (torch, "is_autocast_enabled", None),
+    (torch, "get_default_dtype", None),
+    (torch.jit, "is_scripting", None),
+    (torch.jit, "is_tracing", None),
+    (torch.compiler, "is_compiling", None),
+    (torch.compiler, "is_dynamo_compiling", None),
+    (fx._symbolic_trace, "is_fx_tracing", eager_is_fx_tracing),
+)
+
+
 class _Interceptions:
     """What tracing patches while it runs, and puts back afterwards.
 
@@ -321,12 +363,21 @@ class _Interceptions:
     - ``nn.Module.__setattr__`` refuses to store a traced value (or a changed
       Python value) on a module, and turns ``self.buf = traced`` into an
       in-place ``copy_`` the graph replays;
-    - factory functions and tensor methods given traced sizes get the example's sizes, guarded.
+    - factory functions and tensor methods given traced sizes get the example's sizes, guarded;
+    - ``isinstance``, ``callable``, ``torch.is_tensor`` and ``torch.overrides.is_tensor_like`` answer for
+      the example value (a guarded type), ``id()`` of a traced value is refused, and ``type`` in the
+      modules that define the model's ``forward`` methods answers the example value's type (guarded);
+    - torch's global settings and tracing predicates (:data:`_GLOBALS`) asked by the model's code are
+      answered as in eager mode and re-asked by the graph on every call.
+
+    Each replacement answers for the model's own code only (:func:`_is_user_frame`); torch keeps
+    seeing proxies.
     """
 
     def __init__(self, tracer: ConcreteTracer, root: Any) -> None:
         self.tracer, self.root = tracer, root
         self.patched: list[tuple[Any, str, Any]] = []
+        self.injected: list[tuple[dict[str, Any], str]] = []  # `type` put in the model's module globals
         self.converted: set[tuple[int, str]] = set()  # plain tensor attributes made buffers for the trace
 
     def __enter__(self) -> _Interceptions:
@@ -340,6 +391,29 @@ class _Interceptions:
                         self.converted.add((id(module), name))
         self._patch(nn.Module, "__setattr__", self._setattr(nn.Module.__setattr__))
         self._patch(builtins, "isinstance", self._isinstance(builtins.isinstance))
+        tracer, proxies = self.tracer, (ConcreteProxy, ConcreteAttribute)
+
+        def asked(obj: Any) -> bool:  # a traced value, asked about by the model's code (two frames up)
+            return type(obj) in proxies and obj.tracer is tracer and _is_user_frame(sys._getframe(2))
+
+        original_callable, original_id = builtins.callable, builtins.id
+        self._patch(builtins, "callable", lambda obj: any("__call__" in vars(k) for k in tracer.decide_type(obj)
+                                                          .__mro__) if asked(obj) else original_callable(obj))
+
+        def id_(obj: Any) -> int:
+            if asked(obj):
+                tracer._refuse("id() of a traced value", "its identity is the proxy's, not the tensor's, and a "
+                               "graph cannot replay it; compare values instead of identities", "identity")
+            return original_id(obj)
+
+        self._patch(builtins, "id", id_)
+        for owner, name in ((torch, "is_tensor"), (torch.overrides, "is_tensor_like")):
+            original = getattr(owner, name)
+            self._patch(owner, name, self._typed(original))
+        for owner, name, target in _GLOBALS:
+            self._patch(owner, name, self._global(getattr(owner, name), target or getattr(owner, name)))
+        self._inject_type()
+        _CONCRETE_TRACES.append(self.tracer)
         for name in _FACTORIES:
             self._patch(torch, name, self._recorded(getattr(torch, name), "call_function"))
         for name in _TENSOR_METHODS:
@@ -347,6 +421,10 @@ class _Interceptions:
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        if self.tracer in _CONCRETE_TRACES:
+            _CONCRETE_TRACES.remove(self.tracer)
+        for namespace, name in self.injected:
+            del namespace[name]
         for owner, name, original in reversed(self.patched):
             if original is _INHERITED:
                 delattr(owner, name)  # it was inherited: remove the patch, do not pin a copy
@@ -356,6 +434,66 @@ class _Interceptions:
     def _patch(self, owner: Any, name: str, replacement: Any) -> None:
         self.patched.append((owner, name, vars(owner).get(name, _INHERITED)))
         setattr(owner, name, replacement)
+
+    def _typed(self, original: Callable[[Any], bool]) -> Callable[[Any], bool]:
+        # torch.is_tensor(v) and is_tensor_like(v): answered for the example value's type.
+        tracer, proxies = self.tracer, (ConcreteProxy, ConcreteAttribute)
+
+        def typed(obj: Any) -> bool:
+            if type(obj) in proxies and obj.tracer is tracer and _is_user_frame(sys._getframe(1)):
+                kind = tracer.decide_type(obj)
+                return issubclass(kind, torch.Tensor) or (original is not torch.is_tensor and hasattr(
+                    kind, "__torch_function__"))
+            return original(obj)
+
+        return typed
+
+    def _global(self, original: Callable[..., Any], target: Callable[..., Any]) -> Callable[..., Any]:
+        # A global setting asked by the model's code: a graph node asks it again on every call.
+        tracer = self.tracer
+
+        def predicate(*args: Any, **kwargs: Any) -> Any:
+            if tracer._evaluating or not _is_user_frame(sys._getframe(1)):
+                return original(*args, **kwargs)
+            node = tracer.create_proxy("call_function", target, args, kwargs)
+            value = tracer.value_of(node)
+            tracer._record("branch" if isinstance(value, bool) else "value", node.node, value, "global")
+            return value
+
+        return predicate
+
+    def _inject_type(self) -> None:
+        # `type` cannot be replaced in builtins (torch's own code and every metaclass use it), so
+        # the modules defining the model's forward methods get a `type` that answers for the example.
+        functions = [self.root] if not isinstance(self.root, nn.Module) else [
+            vars(cls)["forward"] for module in self.root.modules() for cls in type(module).__mro__
+            if "forward" in vars(cls)]
+        tracer, proxies = self.tracer, (ConcreteProxy, ConcreteAttribute)
+
+        class _TypeMeta(type):
+            def __instancecheck__(cls, obj: Any) -> bool:
+                return isinstance(obj, type)
+
+            def __subclasscheck__(cls, sub: Any) -> bool:
+                return issubclass(sub, type)
+
+            def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+                if len(args) == 1 and not kwargs and type(args[0]) in proxies and args[0].tracer is tracer:
+                    return tracer.decide_type(args[0])
+                return type(*args, **kwargs)
+
+            def __getattr__(cls, name: str) -> Any:
+                return getattr(type, name)
+
+        answering_type = _TypeMeta("type", (), {})
+        for function in functions:
+            namespace = getattr(function, "__globals__", None)
+            code = getattr(function, "__code__", None)
+            if namespace is None or code is None or code.co_filename.startswith(_TORCH_DIR) \
+                    or "type" in namespace or any(namespace is n for n, _ in self.injected):
+                continue
+            namespace["type"] = answering_type
+            self.injected.append((namespace, "type"))
 
     def _recorded(self, original: Callable[..., Any], op: str, method: str = "") -> Callable[..., Any]:
         tracer = self.tracer
@@ -417,11 +555,12 @@ class _Interceptions:
                     tracer._refuse(f"storing a traced value on the module (self.{name} = ...)",
                                    "the model would keep a proxy and the graph would not replay the update; "
                                    f"update a registered buffer of the same shape in place (self.{name}.copy_(...)) "
-                                   "or return the value from forward")
+                                   "or return the value from forward", "store")
             if isinstance(value, (bool, int, float, str)) and name in module.__dict__ and old != value:
                 tracer._refuse(f"a change of the Python attribute self.{name} ({old!r} -> {value!r})",
                                "a graph cannot replay Python state that changes between calls; keep it in a "
-                               "buffer updated in place, or trace a model that does not change it")
+                               "buffer updated in place, or trace a model that does not change it",
+                               "python-attribute")
             return original(module, name, value)
 
         return setattr_
