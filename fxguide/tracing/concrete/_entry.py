@@ -13,22 +13,11 @@ from torch import nn
 from torch.utils import _pytree as pytree
 
 from fxguide.tracing.concrete._inputs import install as install_input_guard
-from fxguide.tracing.concrete._records import Decision, Guard, GuardError, RaisesGuard, _pending_guard
+from fxguide.tracing.concrete._records import Decision, Guard, GuardError, RaisesGuard, _check_example, _pending_guard
 from fxguide.tracing.concrete._tracer import ConcreteTracer, _Interceptions, _ModelState
 
-_SCALARS = (bool, int, float)
 
 # -- The public entry points -------------------------------------------------------
-
-
-def _check_example(name: str, value: Any) -> None:
-    for leaf in pytree.tree_leaves(value):
-        if not isinstance(leaf, (torch.Tensor, *_SCALARS)):
-            raise TypeError(
-                f"concrete_trace: the example input {name!r} is (or holds) a {type(leaf).__name__}; traced inputs "
-                f"must be torch.Tensor or bool/int/float, alone or in lists, tuples and dicts. Bind other values "
-                f"before tracing, e.g. with functools.partial or a default argument"
-            )
 
 
 def _bind(root: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> inspect.BoundArguments:

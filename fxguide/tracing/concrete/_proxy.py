@@ -126,6 +126,12 @@ class ConcreteProxy(_ConcreteMixin, fx.Proxy):
 class ConcreteAttribute(_ConcreteMixin, Attribute):
     """An attribute access (``x.shape``) on a :class:`ConcreteProxy`."""
 
+    def __init__(self, root: fx.Proxy, attr: str) -> None:
+        if not isinstance(root, _ConcreteMixin) or not isinstance(attr, str):
+            raise TypeError(f"ConcreteAttribute: root must be a ConcreteProxy and attr a str, got "
+                            f"{type(root).__name__} and {type(attr).__name__}; the tracer makes these for x.attr")
+        super().__init__(root, attr)
+
     def __repr__(self) -> str:
         if _is_user_frame(sys._getframe(1)):
             return self.tracer.decide_text(self, repr, (), "repr() of", "repr")  # type: ignore[no-any-return]

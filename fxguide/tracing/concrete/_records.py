@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 import torch
 from torch import nn
+from torch.utils import _pytree as pytree
 
 _PUBLIC = "fxguide.tracing.concrete"  # where readers import these from; shown in tracebacks
 
@@ -114,6 +115,16 @@ def _equal(a: Any, b: Any) -> bool:
     if type(a).__eq__ is object.__eq__ and hasattr(a, "__dict__"):
         return _equal(vars(a), vars(b))
     return bool(a == b)
+
+
+def _check_example(name: str, value: Any, caller: str = "concrete_trace") -> None:
+    for leaf in pytree.tree_leaves(value):
+        if not isinstance(leaf, (torch.Tensor, bool, int, float)):
+            raise TypeError(
+                f"{caller}: the example input {name!r} is (or holds) a {type(leaf).__name__}; traced inputs "
+                f"must be torch.Tensor or bool/int/float, alone or in lists, tuples and dicts. Bind other values "
+                f"before tracing, e.g. with functools.partial or a default argument"
+            )
 
 
 def _holds_tensor(value: Any) -> bool:

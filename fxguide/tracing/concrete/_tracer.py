@@ -20,7 +20,8 @@ from torch.utils import _pytree as pytree
 
 from fxguide.tracing.concrete._frames import _TORCH_DIR, _inside_try, _is_user_frame, _user_location
 from fxguide.tracing.concrete._proxy import ConcreteAttribute, ConcreteProxy, _has_proxy
-from fxguide.tracing.concrete._records import Decision, Kind, UnguardableError, _holds_tensor, _pending_guard
+from fxguide.tracing.concrete._records import (Decision, Kind, UnguardableError, _check_example, _holds_tensor,
+                                               _pending_guard)
 from fxguide.tracing.concrete.questions import _OFF
 
 _LOOP_LINE = re.compile(r"\bfor\b.+\bin\b")
@@ -54,6 +55,8 @@ class ConcreteTracer(fx.Tracer):
         super().__init__()
         if not isinstance(inputs, Mapping):
             raise TypeError(f"ConcreteTracer: inputs must map parameter names to values, got {type(inputs).__name__}")
+        for name, value in inputs.items():
+            _check_example(name, value, "ConcreteTracer")
         self.inputs = dict(inputs)
         self.values: dict[fx.Node, Any] = {}
         self.decisions: list[Decision] = []
