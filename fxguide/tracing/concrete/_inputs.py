@@ -86,12 +86,19 @@ class InputGuard(nn.Module):
         self.signature = signature
         self.traced = {name: structure(value) for name, value in traced.items()}
         self.where = where
+        # The common call, positional inputs only, exactly as traced, is checked without binding.
+        leading = list(signature.parameters.values())[:len(traced)]
+        simple = [p.name for p in leading if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        self._positional = tuple(self.traced.values()) if simple == list(self.traced) else None
 
     def _error(self, path: str, traced: str, new: str) -> GuardError:
         filename, lineno = self.where
         return GuardError(Decision(-1, "input", traced, filename, lineno, path), new)
 
     def forward(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        if not kwargs and self._positional is not None and len(args) == len(self._positional) \
+                and all(structure(a) == s for a, s in zip(args, self._positional)):
+            return args, kwargs
         try:
             call = self.signature.bind(*args, **kwargs)
         except TypeError as error:
