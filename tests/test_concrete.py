@@ -311,10 +311,19 @@ def test_retrace_works_on_a_model_that_caches_between_calls():
 def test_tracing_puts_back_everything_it_patched():
     import builtins
 
-    owners = (torch, torch.Tensor, nn.Module, builtins)
+    owners = (torch, torch.Tensor, nn.Module, builtins, torch.jit, torch.compiler, torch.overrides,
+              torch.fx._symbolic_trace)
     before = [dict(vars(owner)) for owner in owners]
-    concrete_trace(lambda x: x[: x.shape[0] - 1] * torch.ones(x.shape[0] - 1), (torch.ones(3),))
-    patched = {*_tracer._FACTORIES, *_tracer._TENSOR_METHODS, "isinstance", "__setattr__"}
+    module_globals = dict(globals())
+
+    def f(x):
+        y = x[: x.shape[0] - 1] * torch.ones(x.shape[0] - 1)
+        return y if type(x) is torch.Tensor and torch.is_grad_enabled() and callable(len) else -y
+
+    concrete_trace(f, (torch.ones(3),))
+    patched = {*_tracer._FACTORIES, *_tracer._TENSOR_METHODS, "isinstance", "__setattr__", "callable", "id", "dir",
+               "vars", "is_tensor", "is_tensor_like", *(name for _, name, _ in _tracer._GLOBALS)}
+    assert globals() == module_globals  # the `type` answering for the example was taken out again
     for owner, saved in zip(owners, before):
         now = vars(owner)
         assert {n for n in now if n in patched} == {n for n in saved if n in patched}, owner  # nothing pinned

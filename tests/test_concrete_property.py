@@ -145,6 +145,10 @@ def identity(self, x):  # refused
     return x * 2 if id(x.contiguous()) == id(x) else x + 1
 
 
+def introspection(self, x):  # refused
+    return x * 2 if "T" in dir(x) else x + 1
+
+
 def is_tensor(self, x):
     return x * 2 if torch.is_tensor(x) else x + 1
 
@@ -245,7 +249,7 @@ STEPS = {
     "iter": [row_loop], "float": [float_call], "str": [str_call, str_of_scalar_tensor], "format": [f_string],
     "repr": [repr_call], "hash": [dict_key, set_member], "whole-value": [str_of_whole_tensor],
     "isinstance": [is_instance], "type": [type_is, class_attribute], "callable": [callable_call],
-    "hasattr": [has_attr], "none-attribute": [grad_fn_is_none], "identity": [identity],
+    "hasattr": [has_attr], "none-attribute": [grad_fn_is_none], "identity": [identity], "introspection": [introspection],
     "torch.is_tensor": [is_tensor], "tensor-predicates": [torch_predicates], "global-settings": [grad_enabled],
     "tracing-predicates": [tracing_predicates], "dtype-device": [dtype_check], "sizes": [size_queries],
     "flags": [flags], "values": [python_values, buffer_branch, attribute_branch], "try-except": [try_except],

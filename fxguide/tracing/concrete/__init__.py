@@ -62,8 +62,7 @@ import torch  # noqa: F401 - the examples in these docstrings use it
 from fxguide.tracing.concrete import questions
 from fxguide.tracing.concrete._entry import GuardedPaths, concrete_trace, decisions, show_decisions
 from fxguide.tracing.concrete._proxy import ConcreteAttribute, ConcreteProxy
-from fxguide.tracing.concrete._inputs import InputGuard
-from fxguide.tracing.concrete._records import Decision, Guard, GuardError, RaisesGuard, UnguardableError
+from fxguide.tracing.concrete._records import Decision, Guard, GuardError, Kind, RaisesGuard, UnguardableError
 from fxguide.tracing.concrete._tracer import ConcreteTracer
 
 __all__ = [
@@ -71,7 +70,6 @@ __all__ = [
     "Decision",
     "Guard",
     "GuardError",
-    "InputGuard",
     "GuardedPaths",
     "RaisesGuard",
     "UnguardableError",
@@ -80,6 +78,8 @@ __all__ = [
     "questions",
     "show_decisions",
 ]
+
+# Kind is imported (not exported) for the annotations of Decision, which the API reference resolves here.
 
 # Readers import these from here: tracebacks, doctests and the API reference name them so.
 for _name in (*(n for n in __all__ if n != "questions"), "ConcreteProxy", "ConcreteAttribute"):

@@ -368,7 +368,7 @@ class _Interceptions:
       in-place ``copy_`` the graph replays;
     - factory functions and tensor methods given traced sizes get the example's sizes, guarded;
     - ``isinstance``, ``callable``, ``torch.is_tensor`` and ``torch.overrides.is_tensor_like`` answer for
-      the example value (a guarded type), ``id()`` of a traced value is refused, and ``type`` in the
+      the example value (a guarded type), ``id()``, ``dir()`` and ``vars()`` of a traced value are refused, and ``type`` in the
       modules that define the model's ``forward`` methods answers the example value's type (guarded);
     - torch's global settings and tracing predicates (:data:`_GLOBALS`) asked by the model's code are
       answered as in eager mode and re-asked by the graph on every call.
@@ -410,6 +410,8 @@ class _Interceptions:
             return original_id(obj)
 
         self._patch(builtins, "id", id_)
+        for name in ("dir", "vars"):
+            self._patch(builtins, name, self._introspection(getattr(builtins, name), name))
         for owner, name in ((torch, "is_tensor"), (torch.overrides, "is_tensor_like")):
             original = getattr(owner, name)
             self._patch(owner, name, self._typed(original))
@@ -437,6 +439,22 @@ class _Interceptions:
     def _patch(self, owner: Any, name: str, replacement: Any) -> None:
         self.patched.append((owner, name, vars(owner).get(name, _INHERITED)))
         setattr(owner, name, replacement)
+
+    def _introspection(self, original: Callable[..., Any], name: str) -> Callable[..., Any]:
+        # dir(v) and vars(v) list the proxy's attributes, not the tensor's: refused.
+        tracer, proxies = self.tracer, (ConcreteProxy, ConcreteAttribute)
+
+        def introspect(*args: Any) -> Any:
+            if not args:  # dir() and vars() without an argument describe the caller's scope, not this one's
+                scope = sys._getframe(1).f_locals
+                return sorted(scope) if name == "dir" else scope
+            obj = args[0]
+            if type(obj) in proxies and obj.tracer is tracer and _is_user_frame(sys._getframe(1)):
+                tracer._refuse(f"{name}() of a traced value", "it would list the stand-in's attributes, not the "
+                               "tensor's; test for one attribute with hasattr() instead", "introspection")
+            return original(*args)
+
+        return introspect
 
     def _typed(self, original: Callable[[Any], bool]) -> Callable[[Any], bool]:
         # torch.is_tensor(v) and is_tensor_like(v): answered for the example value's type.

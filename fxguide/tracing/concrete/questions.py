@@ -74,12 +74,14 @@ GUARDS: dict[str, str] = {
     "raises": "the operation is re-run by a guard that checks it raises (or not) as when traced",
     "inputs": "guard_inputs: the call's inputs are bound and compared with the traced structure",
     "identity": "refused: id() of a traced value",
+    "introspection": "refused: dir() or vars() of a traced value",
     "whole-value": "refused: str/repr/hash/format of a tensor with more than one element, or another object",
     "store": "refused: a traced value stored on the module",
     "python-attribute": "refused: a Python attribute of the module changed by forward",
     "autocast": "refused: an autocast region opened inside forward",
 }
 
+#: Every question, in the order of the table below.
 QUESTIONS: list[Question] = [
     # -- builtins and syntax
     Question("truth", "``if v:``, ``while v:``, ``bool(v)``, ``not v``, ``v and w``, ``assert v``, ``a if v else b``",
@@ -120,6 +122,8 @@ QUESTIONS: list[Question] = [
              "guarded", "attribute", "answered ``None`` and guarded to stay ``None``"),
     Question("identity", "``id(v)``", "refused", "identity",
              "a traced value's identity is not the tensor's; compare values, not identities"),
+    Question("introspection", "``dir(v)``, ``vars(v)``", "refused", "introspection",
+             "they would list the proxy's attributes; test for one attribute with ``hasattr`` instead"),
     # -- torch's predicates
     Question("torch.is_tensor", "``torch.is_tensor(v)``, ``torch.overrides.is_tensor_like(v)``", "guarded", "type",
              "the example value's type"),
