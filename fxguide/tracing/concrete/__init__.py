@@ -57,7 +57,10 @@ guard_0  branch  <doctest fxguide.tracing.concrete[1]>:2  if x.shape[0] > 2:  ->
 
 from __future__ import annotations
 
+from typing import Any  # noqa: F401 - see Kind below
+
 import torch  # noqa: F401 - the examples in these docstrings use it
+from torch import nn  # noqa: F401 - for the annotations of ConcreteTracer (see Kind below)
 
 from fxguide.tracing.concrete import questions
 from fxguide.tracing.concrete._entry import GuardedPaths, concrete_trace, decisions, show_decisions
@@ -79,7 +82,7 @@ __all__ = [
     "show_decisions",
 ]
 
-# Kind is imported (not exported) for the annotations of Decision, which the API reference resolves here.
+# Kind and Any are imported (not exported) for the annotations of Decision, which the API reference resolves here.
 
 # Readers import these from here: tracebacks, doctests and the API reference name them so.
 for _name in (*(n for n in __all__ if n != "questions"), "ConcreteProxy", "ConcreteAttribute"):
