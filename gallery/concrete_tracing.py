@@ -139,6 +139,23 @@ except GuardError as error:
     print(f"GuardError: {error.decision.code} -> traced {error.traced}, new {error.new}")
 
 # %%
+# The structure of the call is guarded too: a graph traced on a list of two
+# images refuses a list of three, rather than computing with the first two.
+# Every question the tracer can be asked, and what it does with each, is listed
+# in :mod:`fxguide.tracing.concrete.questions`.
+
+
+def total(images):
+    return sum(images)
+
+
+pair = concrete_trace(total, ([rgb32, rgb32],))
+try:
+    pair([rgb32, rgb32, rgb32])
+except GuardError as error:
+    print(f"GuardError: {error.decision.code} was {error.traced} when traced, is {error.new} now")
+
+# %%
 # What no graph can replay is refused while tracing. Storing a traced value
 # on the module (a running total kept in a plain attribute) would leave a
 # stand-in inside the model and skip the update on later calls:

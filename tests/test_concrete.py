@@ -13,7 +13,7 @@ from torch import nn
 from fxguide.tracing.concrete import (Decision, Guard, GuardedPaths, GuardError, UnguardableError, concrete_trace,
                                       decisions, show_decisions)
 from fxguide.models import cases
-from fxguide.tracing import concrete
+from fxguide.tracing.concrete import _tracer
 from fxguide.models import TinyMLP, seeded
 
 CASES = cases()
@@ -311,11 +311,99 @@ def test_retrace_works_on_a_model_that_caches_between_calls():
 def test_tracing_puts_back_everything_it_patched():
     import builtins
 
-    owners = (torch, torch.Tensor, nn.Module, builtins)
+    owners = (torch, torch.Tensor, nn.Module, builtins, torch.jit, torch.compiler, torch.overrides,
+              torch.fx._symbolic_trace)
     before = [dict(vars(owner)) for owner in owners]
-    concrete_trace(lambda x: x[: x.shape[0] - 1] * torch.ones(x.shape[0] - 1), (torch.ones(3),))
-    patched = {*concrete._FACTORIES, *concrete._TENSOR_METHODS, "isinstance", "__setattr__"}
+    module_globals = dict(globals())
+
+    def f(x):
+        y = x[: x.shape[0] - 1] * torch.ones(x.shape[0] - 1)
+        return y if type(x) is torch.Tensor and torch.is_grad_enabled() and callable(len) else -y
+
+    concrete_trace(f, (torch.ones(3),))
+    patched = {*_tracer._FACTORIES, *_tracer._TENSOR_METHODS, "isinstance", "__setattr__", "callable", "id", "dir",
+               "vars", "is_tensor", "is_tensor_like", *(name for _, name, _ in _tracer._GLOBALS)}
+    assert globals() == module_globals  # the `type` answering for the example was taken out again
     for owner, saved in zip(owners, before):
         now = vars(owner)
         assert {n for n in now if n in patched} == {n for n in saved if n in patched}, owner  # nothing pinned
         assert all(now[name] is saved[name] for name in saved), owner
+
+
+# -- The structure of the inputs is guarded (issue 23, item 1) ----------------------------------
+
+A = torch.arange(6.0).reshape(2, 3)
+
+
+def sum_list(xs):
+    return sum(xs)
+
+
+def sum_dict(d):
+    return sum(d.values())
+
+
+def sum_args(x, *xs):
+    return x + sum(xs)
+
+
+def sum_kwargs(x, **kw):
+    return x + sum(kw.values())
+
+
+def scaled(x, scale=1.0):
+    return x * scale
+
+
+STRUCTURE_CASES = [  # function, traced (args, kwargs), called (args, kwargs), the input named, traced, given
+    (sum_list, (([A, A],), {}), (([A, A, A],), {}), "xs", "a list of 2 tensors", "a list of 3 tensors"),
+    (sum_list, (([A, A],), {}), (([A],), {}), "xs", "a list of 2 tensors", "a list of 1 tensor"),
+    (sum_list, (([A, A],), {}), (([A, (A,)],), {}), "xs[1]", "a tensor", "a tuple of 1 tensor"),
+    (sum_list, (([A, A],), {}), (([A, 3],), {}), "xs[1]", "a tensor", "an int"),
+    (sum_dict, (({"a": A, "b": A},), {}), (({"a": A, "b": A, "c": A},), {}), "d",
+     "a dict with keys 'a', 'b'", "a dict with keys 'a', 'b', 'c'"),
+    (sum_dict, (({"a": A, "b": A},), {}), (({"a": A},), {}), "d", "a dict with keys 'a', 'b'", "a dict with keys 'a'"),
+    (sum_args, ((A, A), {}), ((A, A, A), {}), "*xs", "a tuple of 1 tensor", "a tuple of 2 tensors"),
+    (sum_args, ((A, A), {}), ((A,), {}), "*xs", "a tuple of 1 tensor", "not given"),
+    (sum_kwargs, ((A,), {"s": A}), ((A,), {"t": A}), "**kw", "a dict with keys 's'", "a dict with keys 't'"),
+    (sum_kwargs, ((A,), {"s": A}), ((A,), {"s": A, "t": A}), "**kw", "a dict with keys 's'",
+     "a dict with keys 's', 't'"),
+    (sum_kwargs, ((A,), {"s": A}), ((A,), {}), "**kw", "a dict with keys 's'", "not given"),
+    (scaled, ((A,), {}), ((A,), {"scale": 3.0}), "scale", "left at its default (1.0)", "3.0"),
+    (scaled, ((A,), {"scale": 2.0}), ((A,), {"scale": 2}), "scale", "a float", "an int"),
+    (scaled, ((A,), {"scale": 2.0}), ((A, A), {}), "scale", "a float", "a tensor"),
+]
+
+
+@pytest.mark.parametrize("fn, traced, called, name, was, now", STRUCTURE_CASES,
+                         ids=lambda v: v.__name__ if callable(v) else None)
+def test_a_call_with_inputs_of_another_structure_raises_guard_error_naming_the_input(fn, traced, called, name,
+                                                                                     was, now):
+    gm = concrete_trace(fn, *traced)
+    torch.testing.assert_close(gm(*traced[0], **traced[1]), fn(*traced[0], **traced[1]))
+    with pytest.raises(GuardError) as caught:
+        gm(*called[0], **called[1])
+    assert f"guard_inputs: the input {name} (of the function at test_concrete.py:" in str(caught.value)
+    assert f"was {was} when traced and is {now} in this call" in str(caught.value)
+    assert (caught.value.traced, caught.value.new) == (was, now)
+    # retrace mode traces the new structure: it agrees with eager mode, or fails as eager mode fails
+    paths = concrete_trace(fn, *traced, on_mismatch="retrace")
+    try:
+        expected = fn(*called[0], **called[1])
+    except TypeError as error:  # sum() of a tensor and a tuple
+        with pytest.raises(type(error)):
+            paths(*called[0], **called[1])
+        return
+    torch.testing.assert_close(paths(*called[0], **called[1]), expected)
+    assert len(paths.paths) == 2
+
+
+def test_the_input_guard_survives_deepcopy_and_accepts_the_traced_default_again():
+    gm = concrete_trace(sum_list, ([A, A],))
+    with pytest.raises(GuardError, match="was a list of 2 tensors when traced and is a list of 3 tensors"):
+        copy.deepcopy(gm)([A, A, A])
+    gm = concrete_trace(scaled, (A,))
+    torch.testing.assert_close(gm(A, scale=1.0), scaled(A))
+    torch.testing.assert_close(gm(A, 1.0), scaled(A))
+    with pytest.raises(TypeError, match=r"the traced graph takes the inputs of \(x, scale=1\.0\): too many"):
+        gm(A, 1.0, 2.0)

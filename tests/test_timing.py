@@ -80,3 +80,16 @@ def test_empty_timings_are_refused():
 def test_compare_refuses_unmeasurably_fast_calls():
     with pytest.raises(RuntimeError, match="no measurable time"):
         compare(lambda: None, lambda: None, repeats=1, warmup=0, timer=fake_clock([0.0, 0.001]))
+
+
+def test_an_error_of_the_timed_function_passes_unchanged_with_a_note_naming_it():
+    def broken():
+        return 1 / 0
+
+    with pytest.raises(ZeroDivisionError) as caught:
+        measure(broken, repeats=2)
+    assert caught.value.__notes__ == ["measure: broken raised this while being timed; the error is the function's "
+                                      "own: check that it runs on these arguments before timing it"]
+    with pytest.raises(ZeroDivisionError) as caught:
+        compare(lambda: None, broken, repeats=2, warmup=0)
+    assert caught.value.__notes__[0].startswith("compare: <lambda> or broken raised this while being timed")

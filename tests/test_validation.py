@@ -23,7 +23,8 @@ from fxguide.models import (AllOpcodes, GatedBlock, ResidualBlock, ScaledResidua
                             SmallResNet, TinyMLP, TwoStageMLP, cases, seeded)
 from fxguide.models.real import vary_batch_norms
 from fxguide.tracing import wrapping
-from fxguide.tracing.concrete import ConcreteTracer, Guard, GuardedPaths, RaisesGuard, concrete_trace, decisions, show_decisions
+from fxguide.tracing.concrete import (ConcreteAttribute, ConcreteTracer, Guard, GuardedPaths, GuardError, RaisesGuard,
+                                      concrete_trace, decisions, show_decisions)
 from fxguide.tracing.features import extract_features
 from fxguide.tracing.limitations import Limitation, get, show_source
 from fxguide.tracing.tool_survey import Survey, survey_all
@@ -116,6 +117,11 @@ TABLE = [
     ("GuardedPaths-max_paths-bool", lambda: GuardedPaths(TinyMLP(), _gm(), max_paths=True), ValueError,
      "max_paths must be a positive int, got True"),
     ("ConcreteTracer-inputs-None", lambda: ConcreteTracer(None), TypeError, "inputs must map parameter names"),
+    ("ConcreteTracer-inputs-str", lambda: ConcreteTracer({"x": "str"}), TypeError,
+     "ConcreteTracer: the example input 'x' is (or holds) a str"),
+    ("ConcreteAttribute-None", lambda: ConcreteAttribute(None, "x"), TypeError,
+     "root must be a ConcreteProxy and attr a str, got NoneType and str"),
+    ("GuardError-None", lambda: GuardError(None, 1), TypeError, "decision must be the Decision that differs"),
     ("GuardedPaths-module", lambda: GuardedPaths(TinyMLP(), TinyMLP()), TypeError,
      "first must be a GraphModule from concrete_trace"),
     # tracing/wrapping.py

@@ -79,7 +79,7 @@ def test_the_wheel_holds_the_readers_package_only_with_license_and_py_typed(whee
     assert not [n for n in names if n.startswith(("fxsite/", "tests/", "docs/", "gallery/"))]
     assert "fxguide/py.typed" in names
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), names
-    assert "fxguide/models/__init__.py" in names and "fxguide/tracing/concrete.py" in names
+    assert "fxguide/models/__init__.py" in names and "fxguide/tracing/concrete/_tracer.py" in names
 
 
 def test_import_fxguide_from_an_empty_folder_uses_the_installed_wheel(installed):

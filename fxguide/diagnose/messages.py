@@ -85,7 +85,7 @@ def split(text: str) -> tuple[str, str]:
 _FXGUIDE = Path(__file__).resolve().parents[1]
 _NOT_MODEL_CODE = tuple(str(Path(p).resolve()) for p in (
     Path(torch.__file__).parent, _FXGUIDE / "diagnose", _FXGUIDE / "tracing" / "concrete",
-    _FXGUIDE / "tracing" / "concrete.py", sysconfig.get_paths()["stdlib"]))
+    sysconfig.get_paths()["stdlib"]))
 _FILE_LINE = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')
 
 

@@ -8,10 +8,11 @@ can show timings without making its recorded output change from run to run.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from fxguide._checks import int_at_least
@@ -119,6 +120,18 @@ def _once(fn: Callable[..., object], args: Sequence[object], timer: Callable[[],
     return timer() - start
 
 
+@contextlib.contextmanager
+def _noting(caller: str, *fns: Callable[..., object]) -> Iterator[None]:
+    """Let an error of the timed function through unchanged, with a note saying it was not the timing's."""
+    try:
+        yield
+    except Exception as error:
+        names = " or ".join(getattr(f, "__name__", type(f).__name__) for f in fns)
+        error.add_note(f"{caller}: {names} raised this while being timed; the error is the function's own: "
+                       f"check that it runs on these arguments before timing it")
+        raise
+
+
 def measure(fn: Callable[..., object], *args: object, repeats: int = 20, warmup: int = 2,
             timer: Callable[[], float] = time.perf_counter) -> Timing:
     """Call ``fn(*args)`` ``warmup`` times untimed, then ``repeats`` times timed.
@@ -130,9 +143,10 @@ def measure(fn: Callable[..., object], *args: object, repeats: int = 20, warmup:
     (5, True)
     """
     _check(fn, repeats, warmup, "measure", timer)
-    for _ in range(warmup):
-        fn(*args)
-    return Timing(tuple(_once(fn, args, timer) for _ in range(repeats)))
+    with _noting("measure", fn):
+        for _ in range(warmup):
+            fn(*args)
+        return Timing(tuple(_once(fn, args, timer) for _ in range(repeats)))
 
 
 def compare(before: Callable[..., object], after: Callable[..., object], *args: object,
@@ -150,10 +164,11 @@ def compare(before: Callable[..., object], after: Callable[..., object], *args: 
     """
     _check(before, repeats, warmup, "compare", timer)
     _check(after, repeats, warmup, "compare")
-    for _ in range(warmup):
-        before(*args)
-        after(*args)
-    pairs = [(_once(before, args, timer), _once(after, args, timer)) for _ in range(repeats)]
+    with _noting("compare", before, after):
+        for _ in range(warmup):
+            before(*args)
+            after(*args)
+        pairs = [(_once(before, args, timer), _once(after, args, timer)) for _ in range(repeats)]
     if any(b <= 0 or a <= 0 for b, a in pairs):
         raise RuntimeError("compare: a call took no measurable time; time a bigger workload")
     return (Timing(tuple(b for b, _ in pairs)), Timing(tuple(a for _, a in pairs)),

@@ -59,7 +59,7 @@ def survey_sources() -> list[Path]:
     """The source files whose code decides a record: the survey's runner and every module it imports.
 
     Starting from ``tools.py`` and ``catalogue.py``, follow every ``fxguide`` and
-    ``fxsite.survey`` import (also those inside functions), with the ``__init__.py``
+    ``fxsite.survey`` import (also those inside functions, and relative ones), with the ``__init__.py``
     of each package on the way. Merging, rendering and the rest of fxguide are left
     out, so editing a page's helper does not mark the whole survey stale.
     """
@@ -74,6 +74,10 @@ def survey_sources() -> list[Path]:
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
                 [node.module, *(f"{node.module}.{a.name}" for a in node.names)] \
                 if isinstance(node, ast.ImportFrom) and node.module and not node.level else []
+            if isinstance(node, ast.ImportFrom) and node.level:  # from . import x, from ._y import z
+                package = path.relative_to(ROOT).parent.parts[:len(path.relative_to(ROOT).parent.parts) - node.level + 1]
+                base = ".".join((*package, *([node.module] if node.module else [])))
+                names = [base] + [f"{base}.{a.name}" for a in node.names]
             for name in names:
                 parts = name.split(".")
                 if parts[0] == "fxguide" or parts[:2] == ["fxsite", "survey"]:

@@ -1,0 +1,144 @@
+"""The structure of a call's inputs is part of what a trace guards.
+
+A graph traced on a list of two tensors has two placeholders for it; called
+with a list of three it would compute with the first two and drop the third.
+:class:`InputGuard` runs before the graph on every call: it binds the call to
+the traced function's signature and compares, input by input, what was traced
+(a tensor, an int, a list of 2 tensors, a dict with keys 'a', 'b', ...) with
+what is given, raising :class:`GuardError` at the first difference.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import torch
+import torch.fx as fx
+from torch import nn
+
+from fxguide.tracing.concrete._records import Decision, GuardError
+from fxguide.tracing.concrete.questions import _OFF
+
+_NO_DEFAULT = inspect.Parameter.empty
+
+
+def structure(value: Any) -> Any:
+    """What a trace depends on in an input: its kind, and for a container its type, length or keys and items."""
+    if isinstance(value, torch.Tensor):
+        return "tensor"
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(structure(v) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple((k, structure(v)) for k, v in value.items()))
+    return type(value).__name__  # bool, int, float (the values themselves are placeholders)
+
+
+def describe(shape: Any) -> str:
+    """``structure``'s result in words: "a tensor", "a list of 2 tensors", "a dict with keys 'a', 'b'"."""
+    if shape == "tensor":
+        return "a tensor"
+    if isinstance(shape, str):
+        return f"{'an' if shape[0] in 'aeiou' else 'a'} {shape}"
+    kind, items = shape
+    if kind == "dict":
+        keys = ", ".join(repr(k) for k, _ in items)
+        return f"a dict with keys {keys}" if items else "an empty dict"
+    if items and all(item == "tensor" for item in items):
+        return f"a {kind} of {len(items)} tensor{'s' * (len(items) != 1)}"
+    return f"a {kind} of {len(items)} item{'s' * (len(items) != 1)}"
+
+
+def _given(value: Any) -> str:
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return repr(value)
+    return describe(structure(value))
+
+
+def _first_difference(path: str, traced: Any, new: Any) -> tuple[str, str, str] | None:
+    if traced == new:
+        return None
+    if isinstance(traced, tuple) and isinstance(new, tuple) and traced[0] == new[0]:
+        if traced[0] == "dict" and [k for k, _ in traced[1]] == [k for k, _ in new[1]]:
+            for (key, a), (_, b) in zip(traced[1], new[1]):
+                if found := _first_difference(f"{path}[{key!r}]", a, b):
+                    return found
+        elif traced[0] != "dict" and len(traced[1]) == len(new[1]):
+            for i, (a, b) in enumerate(zip(traced[1], new[1])):
+                if found := _first_difference(f"{path}[{i}]", a, b):
+                    return found
+    return path, describe(traced), describe(new)
+
+
+class InputGuard(nn.Module):
+    """Checks, before the graph runs, that a call's inputs have the structure the trace was made with.
+
+    ``signature`` is the traced function's, ``traced`` the example inputs it
+    was bound to (name -> value). A call is bound to the same signature; an
+    input given now but not when traced (or the reverse), a container of
+    another length, keys or item kinds, or a tensor replaced by a Python
+    number raises :class:`GuardError` naming the input. A parameter left at
+    its default when traced may be passed again with that same default.
+    """
+
+    def __init__(self, signature: inspect.Signature, traced: dict[str, Any], where: tuple[str, int]) -> None:
+        super().__init__()
+        self.signature = signature
+        self.traced = {name: structure(value) for name, value in traced.items()}
+        self.where = where
+        # The common call, positional inputs only, exactly as traced, is checked without binding.
+        leading = list(signature.parameters.values())[:len(traced)]
+        simple = [p.name for p in leading if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        self._positional = tuple(self.traced.values()) if simple == list(self.traced) else None
+
+    def _error(self, path: str, traced: str, new: str) -> GuardError:
+        filename, lineno = self.where
+        return GuardError(Decision(-1, "input", traced, filename, lineno, path), new)
+
+    def forward(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        if not kwargs and self._positional is not None and len(args) == len(self._positional) \
+                and all(structure(a) == s for a, s in zip(args, self._positional)):
+            return args, kwargs
+        try:
+            call = self.signature.bind(*args, **kwargs)
+        except TypeError as error:
+            raise TypeError(f"the traced graph takes the inputs of {self.signature}: {error}") from None
+        for name, parameter in self.signature.parameters.items():
+            given = name in call.arguments
+            label = {parameter.VAR_POSITIONAL: "*", parameter.VAR_KEYWORD: "**"}.get(parameter.kind, "") + name
+            if name not in self.traced:
+                empty = parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD) and not call.arguments.get(name)
+                if not given or empty:
+                    continue
+                value = call.arguments[name]
+                if type(value) is type(parameter.default) and not isinstance(value, torch.Tensor) \
+                        and value == parameter.default:  # the traced default, passed again
+                    kwargs = {k: v for k, v in kwargs.items() if k != name}
+                    continue
+                raise self._error(label, f"left at its default ({parameter.default!r})" if parameter.default
+                                  is not _NO_DEFAULT else "not given", _given(value))
+            if not given:
+                raise self._error(label, describe(self.traced[name]), "not given")
+            if found := _first_difference(label, self.traced[name], structure(call.arguments[name])):
+                raise self._error(*found)
+        return args, kwargs
+
+    def extra_repr(self) -> str:
+        return ", ".join(f"{name}: {describe(shape)}" for name, shape in self.traced.items())
+
+
+def _check_inputs(module: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    return module.guard_inputs(args, kwargs)
+
+
+def _reinstall(copy: fx.GraphModule) -> None:
+    copy.register_forward_pre_hook(_check_inputs, with_kwargs=True)
+
+
+def install(gm: fx.GraphModule, signature: inspect.Signature, traced: dict[str, Any], where: tuple[str, int]) -> None:
+    """Make ``gm`` check every call's inputs against ``traced`` before running (a forward pre-hook, kept by deepcopy)."""
+    if "inputs" in _OFF:  # switched off by the property test's mutation check
+        return
+    gm.add_submodule("guard_inputs", InputGuard(signature, traced, where))
+    gm.register_forward_pre_hook(_check_inputs, with_kwargs=True)
+    gm._register_deepcopy_hook(_reinstall)

@@ -1,0 +1,589 @@
+"""The tracer: every node evaluated on the example as it is created, every answer recorded and guarded."""
+
+from __future__ import annotations
+
+import builtins
+import copy
+import operator
+import os
+import re
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import torch
+import torch.fx as fx
+from torch import nn
+from torch.fx.node import map_arg
+from torch.fx.proxy import Attribute
+from torch.utils import _pytree as pytree
+
+from fxguide.tracing.concrete._frames import _TORCH_DIR, _inside_try, _is_user_frame, _user_location
+from fxguide.tracing.concrete._proxy import ConcreteAttribute, ConcreteProxy, _has_proxy
+from fxguide.tracing.concrete._records import (Decision, Kind, UnguardableError, _check_example, _holds_tensor,
+                                               _pending_guard)
+from fxguide.tracing.concrete.questions import _OFF
+
+_LOOP_LINE = re.compile(r"\bfor\b.+\bin\b")
+
+#: Functions and tensor methods that need real sizes: called with traced sizes
+#: (``torch.ones(n, d)``, ``real_tensor.expand(n, d)``), they get the example's
+#: sizes, each a guarded ``int`` decision.
+_FACTORIES = ("ones", "zeros", "empty", "full", "arange", "eye", "linspace", "rand", "randn", "randint",
+              "tensor", "as_tensor", "ones_like", "zeros_like", "full_like")
+_CALLS = ("call_function", "call_method", "call_module")
+_TENSOR_METHODS = ("expand", "view", "reshape", "repeat", "new_zeros", "new_ones", "new_full", "new_empty",
+                   "new_tensor", "narrow", "__getitem__", "masked_fill", "index_select", "to")
+
+
+class ConcreteTracer(fx.Tracer):
+    """A ``Tracer`` that evaluates every node on example inputs while recording it.
+
+    ``inputs`` maps each placeholder name of the traced callable to its
+    example value. Each created node is evaluated right away (in program
+    order, so in-place operations behave as in eager mode) and its value kept
+    in ``values``. When the traced code turns a proxy into a Python value
+    (``to_bool``, ``iter``, ``len``, ``int``, ``index``, ``float``, ``str``,
+    ``hash``, ``isinstance``), the tracer answers from that value, appends a
+    :class:`Decision` to ``decisions`` and adds a guard node checking it.
+    Buffers are traced as graph inputs (``proxy_buffer_attributes``), so a
+    branch on a buffer is guarded too. Use :func:`concrete_trace` rather than
+    this class.
+    """
+
+    def __init__(self, inputs: Mapping[str, Any]) -> None:
+        super().__init__()
+        if not isinstance(inputs, Mapping):
+            raise TypeError(f"ConcreteTracer: inputs must map parameter names to values, got {type(inputs).__name__}")
+        for name, value in inputs.items():
+            _check_example(name, value, "ConcreteTracer")
+        self.inputs = dict(inputs)
+        self.values: dict[fx.Node, Any] = {}
+        self.decisions: list[Decision] = []
+        self.raising: dict[fx.Node, tuple[Decision, str, Any]] = {}
+        self.proxy_buffer_attributes = True
+        self._evaluating = 0
+        self._decided: dict[tuple[fx.Node, str], Any] = {}
+        self._autocast = _autocast_state()
+
+    # Every proxy the base class creates is a ConcreteProxy.
+    def proxy(self, node: fx.Node) -> fx.Proxy:
+        return ConcreteProxy(node, self)
+
+    def create_node(self, kind: str, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+                    name: str | None = None, type_expr: Any | None = None) -> fx.Node:
+        node = super().create_node(kind, target, args, kwargs, name, type_expr)
+        if kind != "output" and target is not _pending_guard:
+            if not self._evaluating and _autocast_state() != self._autocast:
+                self._refuse("an autocast region (torch.autocast) opened inside the traced code",
+                             "a graph does not record autocast, so its ops would run in the caller's precision; "
+                             "trace without the autocast region, or call the traced graph inside torch.autocast",
+                             "autocast")
+            outermost = not self._evaluating
+            self._evaluating += 1
+            try:
+                self.values[node] = self._evaluate(node)
+            except Exception as error:
+                if outermost and kind in _CALLS:
+                    self._guard_raise(node, type(error).__name__)
+                raise
+            finally:
+                self._evaluating -= 1
+            if outermost and kind in _CALLS and _inside_try():
+                self._guard_raise(node, None)  # the graph must not let an exception take another path
+        return node
+
+    def _guard_raise(self, node: fx.Node, error: str | None) -> None:
+        # If the code catches exceptions here, its path depends on whether this operation raises.
+        if "raises" in _OFF:
+            return
+        target = self.root.get_submodule(str(node.target)) if node.op == "call_module" else node.target
+        decision = self._decision("raises", error)
+        self.raising[node] = (decision, node.op, target)
+        node.op, node.target = "call_function", _pending_guard
+        node.args, node.kwargs = (node.args, node.kwargs), {}
+
+    def _evaluate(self, node: fx.Node) -> Any:
+        if node.op == "placeholder":
+            name = str(node.target).lstrip("*")
+            if name in self.inputs:
+                return self.inputs[name]
+            if node.args:  # a parameter with a default value
+                return node.args[0]
+            raise TypeError(f"concrete tracing: no example value for the input {name!r}")
+        args = map_arg(node.args, self.values.__getitem__)
+        kwargs = map_arg(node.kwargs, self.values.__getitem__)
+        if node.op == "get_attr":
+            value: Any = self.root
+            for part in str(node.target).split("."):
+                value = getattr(value, part)
+            return value
+        if node.op == "call_function":
+            return node.target(*args, **kwargs)  # type: ignore[operator]
+        if node.op == "call_method":
+            return getattr(args[0], str(node.target))(*args[1:], **kwargs)
+        if node.op == "call_module":
+            return self.root.get_submodule(str(node.target))(*args, **kwargs)
+        raise RuntimeError(f"concrete tracing: cannot evaluate a node of kind {node.op!r}")
+
+    def call_module(self, m: nn.Module, forward: Callable[..., Any], args: tuple[Any, ...],
+                    kwargs: dict[str, Any]) -> Any:
+        # While tracing, every module call and module attribute read comes
+        # here, including those made while evaluating a node on real values:
+        # those must just run the module (or read the attribute).
+        if self._evaluating:
+            return forward(*args, **kwargs)
+        return super().call_module(m, forward, args, kwargs)
+
+    def path_of_module(self, mod: nn.Module) -> str:
+        try:
+            return super().path_of_module(mod)
+        except NameError:
+            # A module the traced function uses without owning it: install it
+            # in the trace's root (a copy of the function's world, never the user's model).
+            name = f"_module_{len(self._installed)}"
+            self._installed.append(mod)
+            self.root.add_module(name, mod)
+            if self.submodule_paths is not None:
+                self.submodule_paths[mod] = name
+            return name
+
+    _installed: list[nn.Module]
+    _objects: list[Any]
+
+    def trace(self, root: Any, concrete_args: dict[str, Any] | None = None) -> fx.Graph:
+        self._installed, self._objects = [], []
+        return super().trace(root, concrete_args)
+
+    def create_arg(self, a: Any) -> Any:
+        try:
+            return super().create_arg(a)
+        except NotImplementedError:
+            # A Python object the graph needs as an argument (a helper object a model built
+            # from traced sizes): kept as a constant attribute, as FX does for tensors.
+            name = f"_object_constant{len(self._objects)}"
+            self._objects.append(a)
+            object.__setattr__(self.root, name, a) if not isinstance(self.root, nn.Module) \
+                else self.root.__dict__.__setitem__(name, a)
+            return self.create_node("get_attr", name, (), {})
+
+    def getattr(self, attr: str, attr_val: Any, parameter_proxy_cache: dict[str, Any]) -> Any:
+        if self._evaluating:
+            return attr_val
+        return super().getattr(attr, attr_val, parameter_proxy_cache)
+
+    def value_of(self, proxy: fx.Proxy) -> Any:
+        """The value ``proxy`` has for the example inputs."""
+        return self.values[proxy.node]
+
+    def peek(self, proxy: fx.Proxy) -> Any:
+        """The value of ``proxy``, without recording an attribute access that was not used yet."""
+        if isinstance(proxy, Attribute) and proxy._node is None:
+            return getattr(self.peek(proxy.root), proxy.attr)
+        return self.values[proxy.node]
+
+    # -- decisions ---------------------------------------------------------------
+
+    def _decision(self, kind: Kind, value: Any) -> Decision:
+        filename, lineno, code = _user_location()
+        if kind == "int" and _LOOP_LINE.search(code):
+            kind = "loop"
+        decision = Decision(len(self.decisions), kind, value, filename, lineno, code)
+        self.decisions.append(decision)
+        return decision
+
+    def _record(self, kind: Kind, source: fx.Node, value: Any, guard: str) -> None:
+        """Record a decision made by ``guard`` (a key of :data:`~fxguide.tracing.concrete.questions.GUARDS`)."""
+        if guard in _OFF:  # switched off by the property test's mutation check
+            return
+        decision = self._decision(kind, value)
+        fx.Tracer.create_node(self, "call_function", _pending_guard, (source, decision.index), {},
+                              name=decision.guard_name)
+
+    def _refuse(self, what: str, advice: str, guard: str) -> None:
+        if guard in _OFF:  # switched off by the property test's mutation check: carry on unguarded
+            return
+        filename, lineno, code = _user_location()
+        raise UnguardableError(f"concrete_trace cannot guard {what} at {os.path.basename(filename)}:{lineno} "
+                               f"(`{code}`): {advice}.")
+
+    def to_bool(self, obj: fx.Proxy) -> bool:
+        value = bool(self.value_of(obj))
+        self._record("branch", obj.node, value, "truth")
+        return value
+
+    def iter(self, obj: fx.Proxy) -> Iterator[fx.Proxy]:
+        count = self.decide_len(obj)  # a "loop" when the line is a for loop, else an "int"
+        return iter([obj[i] for i in range(count)])
+
+    def decide_len(self, obj: fx.Proxy) -> int:
+        """Answer ``len(obj)`` from the example and guard the answer."""
+        length = self.create_proxy("call_function", len, (obj,), {})
+        value = self.value_of(length)
+        self._record("int", length.node, value, "len")
+        return value
+
+    def decide_int(self, obj: fx.Proxy, convert: Callable[[Any], int]) -> int:
+        """Answer ``int(obj)`` (or ``operator.index(obj)``) from the example and guard it."""
+        value = convert(self.value_of(obj))
+        self._record("int", obj.node, value, "int")
+        return value
+
+    def decide_scalar(self, obj: fx.Proxy, use: str, guard: str) -> bool | int | float | str:
+        """Answer with the Python scalar ``obj`` holds (for ``float``, ``str``, ``hash``...), guarded exactly."""
+        value = self.value_of(obj)
+        if use == "float() of" and (isinstance(value, (int, bool)) or (
+                isinstance(value, torch.Tensor) and value.numel() == 1)):
+            value = float(value)
+        if isinstance(value, bool):
+            self._record("branch", obj.node, value, guard)
+        elif isinstance(value, int):
+            self._record("int", obj.node, value, guard)
+        elif isinstance(value, float):
+            self._record("float", obj.node, value, guard)
+        elif isinstance(value, (str, torch.dtype, torch.device)) or (
+                isinstance(value, tuple) and all(type(v) in (int, bool, float) for v in value)):
+            self._record("value", obj.node, value, guard)  # a string, a dtype, a torch.Size...
+        else:
+            self._refuse(f"{use} a traced {type(value).__name__}",
+                         "the answer depends on every element (or on the object's identity); compute with "
+                         "tensor operations instead, or convert a size with int() first", "whole-value")
+        return value
+
+    def decide_text(self, obj: fx.Proxy, fn: Callable[..., str], extra: tuple[Any, ...], use: str, guard: str) -> str:
+        """``str``/``repr``/``format`` of ``obj``: of a one-element tensor, a graph node whose string is guarded."""
+        value = self.value_of(obj)
+        if isinstance(value, torch.Tensor) and value.numel() == 1:
+            text = self.create_proxy("call_function", fn, (obj, *extra), {})
+            self._record("value", text.node, self.value_of(text), guard)
+            return self.value_of(text)  # type: ignore[no-any-return]
+        return fn(self.decide_scalar(obj, use, guard), *extra)
+
+    def decide_object(self, obj: fx.Proxy) -> Any:
+        """Answer with the Python object ``obj`` holds (no tensors inside), guarded by equality of its fields."""
+        value = self.peek(obj)
+        self._record("value", obj.node, value, "object")
+        return value
+
+    def decide_attribute(self, obj: fx.Proxy, name: str) -> Any:
+        """Answer ``obj.dtype`` (``device``...) with the real object; guarded once per value and attribute."""
+        node = obj.node
+        if (node, name) not in self._decided:
+            attribute = self.create_proxy("call_function", getattr, (obj, name), {})
+            value = self.value_of(attribute)
+            self._record("value", attribute.node, value, "attribute")
+            self._decided[(node, name)] = value
+        return self._decided[(node, name)]
+
+    def decide_type(self, obj: fx.Proxy) -> type:
+        """Answer ``isinstance``'s question with the example value's type; guarded once per value."""
+        node = obj.node
+        if (node, "__class__") not in self._decided:
+            value = type(self.value_of(obj))
+            self._record("type", node, value, "type")
+            self._decided[(node, "__class__")] = value
+        return self._decided[(node, "__class__")]
+
+
+def _autocast_state() -> tuple[bool, ...]:
+    return tuple(torch.is_autocast_enabled(device) for device in ("cpu", "cuda"))
+
+
+# -- Leaving the model as it was, and what tracing must intercept --------------------
+
+
+class _ModelState:
+    """A snapshot of every module's attributes and tensors, restored after tracing.
+
+    Tracing runs ``forward`` for real: batch norms in training mode update their
+    statistics, caches fill with proxies. Restoring puts back every tensor's
+    values (in place, so a traced graph sharing them sees the same), every
+    attribute, and the contents of every dict, list and set a module holds.
+    """
+
+    def __init__(self, root: Any) -> None:
+        modules = list(root.modules()) if isinstance(root, nn.Module) else []
+        self.attributes = [(m, dict(m.__dict__)) for m in modules]
+        self.containers: list[tuple[Any, Any]] = []
+        self.tensors: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
+        for _, attributes in self.attributes:
+            for value in attributes.values():
+                if isinstance(value, (dict, list, set)):
+                    self.containers.append((value, copy.copy(value)))
+                    inner = value.values() if isinstance(value, dict) else value
+                    tensors = [v for v in inner if isinstance(v, torch.Tensor)]
+                else:
+                    tensors = [value] if isinstance(value, torch.Tensor) else []
+                for tensor in tensors:
+                    self.tensors.setdefault(id(tensor), (tensor, tensor.detach().clone()))
+
+    def restore(self) -> None:
+        for container, saved in self.containers:
+            container.clear()
+            container.update(saved) if not isinstance(container, list) else container.extend(saved)
+        for module, saved in self.attributes:
+            module.__dict__.clear()
+            module.__dict__.update(saved)
+        with torch.no_grad():
+            for tensor, saved in self.tensors.values():
+                if tensor.shape != saved.shape or tensor.dtype != saved.dtype:
+                    tensor.data = saved
+                elif not torch.equal(tensor, saved):
+                    tensor.copy_(saved)
+
+
+_INHERITED = object()
+
+
+def eager_is_fx_tracing() -> bool:
+    """``is_fx_tracing()`` as the model sees it when it runs for real: False while a concrete trace evaluates it."""
+    return _ORIGINAL_IS_FX_TRACING() and not _CONCRETE_TRACES
+
+
+_ORIGINAL_IS_FX_TRACING = fx._symbolic_trace.is_fx_tracing
+_CONCRETE_TRACES: list[Any] = []  # the tracers running now (is_fx_tracing() is True for them)
+
+#: Global settings and tracing predicates the model's code may ask: (owner, name, the function
+#: the graph calls to ask again, or None for the same function).
+_GLOBALS: tuple[tuple[Any, str, Any], ...] = (
+    (torch, "is_grad_enabled", None),
+    (torch, "is_inference_mode_enabled", None),
+    (torch, "are_deterministic_algorithms_enabled", None),
+    (torch, "is_autocast_enabled", None),
+    (torch, "get_default_dtype", None),
+    (torch.jit, "is_scripting", None),
+    (torch.jit, "is_tracing", None),
+    (torch.compiler, "is_compiling", None),
+    (torch.compiler, "is_dynamo_compiling", None),
+    (fx._symbolic_trace, "is_fx_tracing", eager_is_fx_tracing),
+)
+
+
+class _Interceptions:
+    """What tracing patches while it runs, and puts back afterwards.
+
+    - plain tensor attributes of modules become buffers, so reading them is traced and guarded;
+    - ``nn.Module.__setattr__`` refuses to store a traced value (or a changed
+      Python value) on a module, and turns ``self.buf = traced`` into an
+      in-place ``copy_`` the graph replays;
+    - factory functions and tensor methods given traced sizes get the example's sizes, guarded;
+    - ``isinstance``, ``callable``, ``torch.is_tensor`` and ``torch.overrides.is_tensor_like`` answer for
+      the example value (a guarded type), ``id()``, ``dir()`` and ``vars()`` of a traced value are refused, and ``type`` in the
+      modules that define the model's ``forward`` methods answers the example value's type (guarded);
+    - torch's global settings and tracing predicates (:data:`_GLOBALS`) asked by the model's code are
+      answered as in eager mode and re-asked by the graph on every call.
+
+    Each replacement answers for the model's own code only (:func:`_is_user_frame`); torch keeps
+    seeing proxies.
+    """
+
+    def __init__(self, tracer: ConcreteTracer, root: Any) -> None:
+        self.tracer, self.root = tracer, root
+        self.patched: list[tuple[Any, str, Any]] = []
+        self.injected: list[tuple[dict[str, Any], str]] = []  # `type` put in the model's module globals
+        self.converted: set[tuple[int, str]] = set()  # plain tensor attributes made buffers for the trace
+
+    def __enter__(self) -> _Interceptions:
+        if isinstance(self.root, nn.Module):
+            for module in self.root.modules():
+                for name, value in list(vars(module).items()):
+                    if isinstance(value, torch.Tensor) and not isinstance(value, nn.Parameter) \
+                            and not name.startswith("__"):
+                        delattr(module, name)
+                        module.register_buffer(name, value, persistent=False)
+                        self.converted.add((id(module), name))
+        self._patch(nn.Module, "__setattr__", self._setattr(nn.Module.__setattr__))
+        self._patch(builtins, "isinstance", self._isinstance(builtins.isinstance))
+        tracer, proxies = self.tracer, (ConcreteProxy, ConcreteAttribute)
+
+        def asked(obj: Any) -> bool:  # a traced value, asked about by the model's code (two frames up)
+            return type(obj) in proxies and obj.tracer is tracer and _is_user_frame(sys._getframe(2))
+
+        original_callable, original_id = builtins.callable, builtins.id
+        self._patch(builtins, "callable", lambda obj: any("__call__" in vars(k) for k in tracer.decide_type(obj)
+                                                          .__mro__) if asked(obj) else original_callable(obj))
+
+        def id_(obj: Any) -> int:
+            if asked(obj):
+                tracer._refuse("id() of a traced value", "its identity is the proxy's, not the tensor's, and a "
+                               "graph cannot replay it; compare values instead of identities", "identity")
+            return original_id(obj)
+
+        self._patch(builtins, "id", id_)
+        for name in ("dir", "vars"):
+            self._patch(builtins, name, self._introspection(getattr(builtins, name), name))
+        for owner, name in ((torch, "is_tensor"), (torch.overrides, "is_tensor_like")):
+            original = getattr(owner, name)
+            self._patch(owner, name, self._typed(original))
+        for owner, name, target in _GLOBALS:
+            self._patch(owner, name, self._global(getattr(owner, name), target or getattr(owner, name)))
+        self._inject_type()
+        _CONCRETE_TRACES.append(self.tracer)
+        for name in _FACTORIES:
+            self._patch(torch, name, self._recorded(getattr(torch, name), "call_function"))
+        for name in _TENSOR_METHODS:
+            self._patch(torch.Tensor, name, self._recorded(getattr(torch.Tensor, name), "call_method", name))
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.tracer in _CONCRETE_TRACES:
+            _CONCRETE_TRACES.remove(self.tracer)
+        for namespace, name in self.injected:
+            del namespace[name]
+        for owner, name, original in reversed(self.patched):
+            if original is _INHERITED:
+                delattr(owner, name)  # it was inherited: remove the patch, do not pin a copy
+            else:
+                setattr(owner, name, original)
+
+    def _patch(self, owner: Any, name: str, replacement: Any) -> None:
+        self.patched.append((owner, name, vars(owner).get(name, _INHERITED)))
+        setattr(owner, name, replacement)
+
+    def _introspection(self, original: Callable[..., Any], name: str) -> Callable[..., Any]:
+        # dir(v) and vars(v) list the proxy's attributes, not the tensor's: refused.
+        tracer, proxies = self.tracer, (ConcreteProxy, ConcreteAttribute)
+
+        def introspect(*args: Any) -> Any:
+            if not args:  # dir() and vars() without an argument describe the caller's scope, not this one's
+                scope = sys._getframe(1).f_locals
+                return sorted(scope) if name == "dir" else scope
+            obj = args[0]
+            if type(obj) in proxies and obj.tracer is tracer and _is_user_frame(sys._getframe(1)):
+                tracer._refuse(f"{name}() of a traced value", "it would list the stand-in's attributes, not the "
+                               "tensor's; test for one attribute with hasattr() instead", "introspection")
+            return original(*args)
+
+        return introspect
+
+    def _typed(self, original: Callable[[Any], bool]) -> Callable[[Any], bool]:
+        # torch.is_tensor(v) and is_tensor_like(v): answered for the example value's type.
+        tracer, proxies = self.tracer, (ConcreteProxy, ConcreteAttribute)
+
+        def typed(obj: Any) -> bool:
+            if type(obj) in proxies and obj.tracer is tracer and _is_user_frame(sys._getframe(1)):
+                kind = tracer.decide_type(obj)
+                return issubclass(kind, torch.Tensor) or (original is not torch.is_tensor and hasattr(
+                    kind, "__torch_function__"))
+            return original(obj)
+
+        return typed
+
+    def _global(self, original: Callable[..., Any], target: Callable[..., Any]) -> Callable[..., Any]:
+        # A global setting asked by the model's code: a graph node asks it again on every call.
+        tracer = self.tracer
+
+        def predicate(*args: Any, **kwargs: Any) -> Any:
+            if tracer._evaluating or not _is_user_frame(sys._getframe(1)):
+                return original(*args, **kwargs)
+            node = tracer.create_proxy("call_function", target, args, kwargs)
+            value = tracer.value_of(node)
+            tracer._record("branch" if isinstance(value, bool) else "value", node.node, value, "global")
+            return value
+
+        return predicate
+
+    def _inject_type(self) -> None:
+        # `type` cannot be replaced in builtins (torch's own code and every metaclass use it), so
+        # the modules defining the model's forward methods get a `type` that answers for the example.
+        functions = [self.root] if not isinstance(self.root, nn.Module) else [
+            vars(cls)["forward"] for module in self.root.modules() for cls in type(module).__mro__
+            if "forward" in vars(cls)]
+        tracer, proxies = self.tracer, (ConcreteProxy, ConcreteAttribute)
+
+        class _TypeMeta(type):
+            def __instancecheck__(cls, obj: Any) -> bool:
+                return isinstance(obj, type)
+
+            def __subclasscheck__(cls, sub: Any) -> bool:
+                return issubclass(sub, type)
+
+            def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+                if len(args) == 1 and not kwargs and type(args[0]) in proxies and args[0].tracer is tracer:
+                    return tracer.decide_type(args[0])
+                return type(*args, **kwargs)
+
+            def __getattr__(cls, name: str) -> Any:
+                return getattr(type, name)
+
+        answering_type = _TypeMeta("type", (), {})
+        for function in functions:
+            namespace = getattr(function, "__globals__", None)
+            code = getattr(function, "__code__", None)
+            if namespace is None or code is None or code.co_filename.startswith(_TORCH_DIR) \
+                    or "type" in namespace or any(namespace is n for n, _ in self.injected):
+                continue
+            namespace["type"] = answering_type
+            self.injected.append((namespace, "type"))
+
+    def _recorded(self, original: Callable[..., Any], op: str, method: str = "") -> Callable[..., Any]:
+        tracer = self.tracer
+
+        def size(a: Any) -> Any:
+            if type(a) in (ConcreteProxy, ConcreteAttribute):
+                value = tracer.peek(a)
+                if isinstance(value, int) and not isinstance(value, bool):
+                    return operator.index(a)  # a guarded int decision
+                if isinstance(value, torch.Size):
+                    return tuple(operator.index(v) for v in a)
+            return a
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if tracer._evaluating or not _has_proxy((args, kwargs)):
+                return original(*args, **kwargs)
+            args, kwargs = pytree.tree_map(size, (args, kwargs))
+            if _has_proxy((args, kwargs)):  # a traced tensor among the arguments: one recorded call
+                return tracer.create_proxy(op, method or original, args, kwargs)
+            return original(*args, **kwargs)
+
+        return call
+
+    def _isinstance(self, original: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
+        # isinstance(proxy, torch.Tensor) in the model's code answers for the example's
+        # value (guarded by its type); torch's own code keeps seeing a Proxy.
+        tracer, proxies = self.tracer, (ConcreteProxy, ConcreteAttribute)
+
+        def isinstance_(obj: Any, classes: Any) -> bool:
+            if type(obj) in proxies and obj.tracer is tracer and _is_user_frame(sys._getframe(1)):
+                return issubclass(tracer.decide_type(obj), classes)
+            return original(obj, classes)
+
+        return isinstance_
+
+    def _setattr(self, original: Callable[..., None]) -> Callable[..., None]:
+        tracer, converted = self.tracer, self.converted
+
+        def setattr_(module: nn.Module, name: str, value: Any) -> None:
+            if tracer._evaluating:
+                return original(module, name, value)
+            old = module.__dict__.get("_buffers", {}).get(name, module.__dict__.get(name))
+            if _has_proxy(value):
+                real = tracer.value_of(value) if isinstance(value, fx.Proxy) else None
+                if isinstance(old, torch.Tensor) and isinstance(real, torch.Tensor) \
+                        and name in module._buffers and (id(module), name) not in converted \
+                        and real.shape == old.shape and real.dtype == old.dtype:
+                    path = next(p for p, m in tracer.root.named_modules() if m is module)
+                    buffer = tracer.create_proxy("get_attr", f"{path}.{name}" if path else name, (), {})
+                    tracer.create_proxy("call_method", "copy_", (buffer, value), {})
+                    return None
+                leaves = [leaf for leaf in pytree.tree_leaves(value) if isinstance(leaf, fx.Proxy)]
+                if not any(_holds_tensor(tracer.peek(leaf)) for leaf in leaves):
+                    # Python values computed from traced sizes (a lazily set-up scale): stored as
+                    # their example values, each a guarded decision.
+                    value = pytree.tree_map(
+                        lambda a: tracer.decide_object(a) if isinstance(a, fx.Proxy) else a, value)
+                else:
+                    tracer._refuse(f"storing a traced value on the module (self.{name} = ...)",
+                                   "the model would keep a proxy and the graph would not replay the update; "
+                                   f"update a registered buffer of the same shape in place (self.{name}.copy_(...)) "
+                                   "or return the value from forward", "store")
+            if isinstance(value, (bool, int, float, str)) and name in module.__dict__ and old != value:
+                tracer._refuse(f"a change of the Python attribute self.{name} ({old!r} -> {value!r})",
+                               "a graph cannot replay Python state that changes between calls; keep it in a "
+                               "buffer updated in place, or trace a model that does not change it",
+                               "python-attribute")
+            return original(module, name, value)
+
+        return setattr_
+
+
