@@ -44,6 +44,7 @@ from fxguide.models.pt2 import ConvNet  # noqa: E402
 
 # Inductor's int8 lowering copies a tensor the way torch warns against, once per compile
 warnings.filterwarnings("ignore", message="To copy construct from a tensor")
+threads = torch.get_num_threads()
 torch.set_num_threads(1)  # one thread: timings on a shared machine stay comparable
 model = seeded(ConvNet, channels=32).eval()
 gen = torch.Generator().manual_seed(0)
@@ -141,6 +142,7 @@ ax.set_ylabel("ms per batch of 16 (median, min to max)")
 ax.set_title(verdict, fontsize=10)
 fig.tight_layout()
 plt.show()
+torch.set_num_threads(threads)  # the examples that run after this one get every thread back
 
 # %%
 # What to take away

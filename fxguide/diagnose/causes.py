@@ -93,8 +93,9 @@ CAUSES: tuple[Cause, ...] = (
            "traceable-code-decorated-forward"),
     # torch.export and torch.compile
     _cause("a branch on data", r"^GuardOnDataDependentSymNode: Could not guard on data-dependent expression"
-           r"|^Unsupported: Data-dependent branching|Could not extract specialized integer from data-dependent",
-           _ERRORS, "error-data-dependent-guard"),
+           r"|^Unsupported: Data-dependent branching", _ERRORS, "error-data-dependent-guard"),
+    _cause("a Python number taken from tensor data", r"Could not extract specialized integer from data-dependent",
+           "pt2/export-real-models", "export-real-check"),
     _cause("an eager-mode quantized model", r"quantized\.\w+PackedParamsBase .*does not have a field",
            "problems/diagnose", "diagnose-quantized"),
     # fxguide's concrete tracer
