@@ -3,6 +3,11 @@
 Under pytest-xdist (``make test`` runs two workers) each worker is a session of its
 own; a file lock and a marker naming the run make the first worker build the site
 and the others read that same build instead of building it again.
+
+``make test`` distributes with ``--dist loadgroup``; :func:`pytest_collection_modifyitems`
+puts every test that reads the docs build in one group (one worker builds the site
+and then checks it, while the other runs the long tests instead of waiting on the
+build's lock) and starts the long tests first, so no worker is left with one at the end.
 """
 
 from __future__ import annotations
@@ -19,6 +24,34 @@ from fxsite import ROOT
 from fxsite.drift.build import build_docs
 
 BUILD_DIR = Path(os.environ.get("FXGUIDE_BUILD_DIR", ROOT / "_build"))
+
+DOCS_GROUP = "docs-build"
+
+
+def _start_rank(item: pytest.Item) -> int:
+    """When a test starts: the docs build's group, then the wheel's, then other long tests, then the rest."""
+    if "built_site" in item.fixturenames:
+        return 0
+    if "once_per_run" in item.fixturenames:  # the wheel: its first test builds and installs it (about 45 s)
+        return 1
+    if item.get_closest_marker("slow") or item.get_closest_marker("long"):
+        return 2
+    return 3
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Schedule for ``--dist loadgroup`` (only the order changes, never what runs).
+
+    The tests reading the docs build share one xdist group: the worker that builds
+    the site checks it, and no other worker idles on the build's lock. Long tests
+    (throwaway-site builds, the survey sample, the wheel and its gallery runs)
+    start first, the wheel's right after the docs group so that it is built and
+    installed while the other worker builds the docs; the many short tests fill in.
+    """
+    for item in items:
+        if _start_rank(item) == 0:
+            item.add_marker(pytest.mark.xdist_group(DOCS_GROUP))
+    items[:] = sorted(items, key=_start_rank)  # stable: the collection's order within a rank
 
 
 @pytest.fixture(scope="session")
