@@ -12,8 +12,10 @@ build's lock) and starts the long tests first, so no worker is left with one at 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -52,6 +54,49 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if _start_rank(item) == 0:
             item.add_marker(pytest.mark.xdist_group(DOCS_GROUP))
     items[:] = sorted(items, key=_start_rank)  # stable: the collection's order within a rank
+    folder = os.environ.get(GROUPS_ENV)
+    if folder and hasattr(config, "workerinput"):  # tell the controller's scheduler (below) the groups
+        groups = {item.nodeid: "_".join(sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                                                for m in item.iter_markers("xdist_group")}))
+                  for item in items if item.get_closest_marker("xdist_group")}
+        Path(folder, f"{config.workerinput['workerid']}.json").write_text(json.dumps(groups))
+
+
+# pytest-xdist 3.8's own loadgroup marks a test's group by rewriting ``item._nodeid``, which
+# pytest 9.2 no longer reads (its groups are silently ignored). Here the workers write each
+# grouped test's id and group to a folder the controller made, and the controller's
+# scheduler reads them.
+GROUPS_ENV = "FXGUIDE_TEST_GROUPS"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config, "workerinput") or config.getoption("dist", "no") != "loadgroup":
+        return
+    folder = tempfile.mkdtemp(prefix="fxguide-test-groups-")
+    os.environ[GROUPS_ENV] = folder  # the workers, started after this, inherit it
+    config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """``--dist loadgroup`` with the groups the workers wrote: each group one unit of work, other tests one each."""
+    folder = os.environ.get(GROUPS_ENV)
+    if config.getoption("dist", "no") != "loadgroup" or not folder:
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        groups: dict[str, str] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.groups is None:  # read once every worker has collected (when scheduling starts)
+                self.groups = {}
+                for written in Path(folder).glob("*.json"):
+                    self.groups.update(json.loads(written.read_text()))
+            if nodeid.rfind("@") > nodeid.rfind("]"):  # an xdist that marks groups in the id itself
+                return nodeid.split("@")[-1]
+            return self.groups.get(nodeid, nodeid)
+
+    return GroupScheduling(config, log)
 
 
 @pytest.fixture(scope="session")
