@@ -77,6 +77,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
 
 
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist: unknown without it (-p no:xdist)
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
     """``--dist loadgroup`` with the groups the workers wrote: each group one unit of work, other tests one each."""
     folder = os.environ.get(GROUPS_ENV)
