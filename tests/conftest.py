@@ -70,6 +70,8 @@ GROUPS_ENV = "FXGUIDE_TEST_GROUPS"
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # Registered here rather than in pyproject.toml: an edit there makes `make` reinstall the environment.
+    config.addinivalue_line("markers", "long: runs tens of seconds without building a site (started early under xdist)")
     if hasattr(config, "workerinput") or config.getoption("dist", "no") != "loadgroup":
         return
     folder = tempfile.mkdtemp(prefix="fxguide-test-groups-")
