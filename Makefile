@@ -5,7 +5,8 @@ PYTHON   ?= python3
 VENV     ?= .venv
 BUILDDIR ?= _build
 PORT     ?= 8000
-# pytest-xdist workers for `make test` (the docs build is shared: see tests/conftest.py)
+# pytest-xdist workers for `make test`; loadgroup keeps the tests of the docs build on the worker
+# that builds it; units start in the order the conftest gives (long tests first: tests/conftest.py)
 TEST_WORKERS ?= auto
 SPHINXOPTS ?= -j auto
 PY       := $(VENV)/bin/python
@@ -56,7 +57,7 @@ tools:
 	@bash .ci/ensure-tools
 
 test: $(STAMP) tools
-	$(PY) -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder $(PYTEST_ARGS)
 
 serve:
 	@test -f $(BUILDDIR)/html/index.html || { echo "no site yet: run 'make docs' first"; exit 1; }

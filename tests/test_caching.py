@@ -145,10 +145,13 @@ PROBE_SCRIPT = '''\
 Probe
 =====
 
-Prints a value from fxguide.
+Prints a value from fxguide, and appends a line to a file each time it runs.
 """
 
 from fxguide._probe import VALUE
+
+with open({runs!r}, "a") as runs:
+    runs.write("ran\\n")
 
 print(VALUE)
 '''
@@ -162,56 +165,57 @@ def shown(site: Path) -> tuple[str, str]:
     return page, script
 
 
-@pytest.mark.slow
-def test_cached_builds_reexecute_after_fxguide_or_page_edits(tmp_path):
-    site = make_site(tmp_path, PROBE_PAGE, script=PROBE_SCRIPT)
+@pytest.fixture(scope="module")
+def writers_edits(tmp_path_factory) -> dict[str, tuple[str, str, int]]:
+    """One throwaway site rebuilt through a writer's session, shared by the two tests below.
+
+    The builds, in order: the first (local, cached workflow), one with nothing
+    changed, a forced one, one after an edit of fxguide, one after an edit of the
+    page. After each: (what the page shows, what the example shows, how many times
+    the example has run so far).
+    """
+    tmp = tmp_path_factory.mktemp("edits")
+    runs = tmp / "runs.txt"
+    site = make_site(tmp, PROBE_PAGE, script=PROBE_SCRIPT.format(runs=str(runs)))
     probe = site / "fxguide" / "_probe.py"
     probe.write_text('VALUE = "one"\n')
+    after: dict[str, tuple[str, str, int]] = {}
 
-    def rebuild() -> tuple[str, str]:
-        done = build(site, force=False)  # the local, cached workflow
-        assert done.returncode == 0, done.stdout[-5000:]
-        return shown(site)
+    def rebuild(step: str, force: bool = False) -> None:
+        done = build(site, force=force)
+        assert done.returncode == 0, f"the build {step!r} failed:\n{done.stdout[-5000:]}"
+        after[step] = (*shown(site), runs.read_text().count("ran"))
 
-    assert rebuild() == ("one", "one")
-    assert rebuild() == ("one", "one")  # nothing changed: cached output is still right
+    rebuild("first")
+    rebuild("nothing changed")
+    rebuild("forced", force=True)
     probe.write_text('VALUE = "two"\n')
-    assert rebuild() == ("two", "two"), "a change of fxguide must re-execute pages and examples"
+    rebuild("fxguide edited")
     page = site / "docs" / "page.md"
     page.write_text(page.read_text().replace("print(VALUE)", "print(VALUE * 2)"))
-    assert rebuild() == ("twotwo", "two"), "a change of the page must re-execute it"
-
-
-COUNTING_SCRIPT = '''\
-"""
-Counting
-========
-
-Appends a line to a file each time it runs.
-"""
-
-with open({runs!r}, "a") as runs:
-    runs.write("ran\\n")
-'''
+    rebuild("page edited")
+    return after
 
 
 @pytest.mark.slow
-def test_examples_rerun_under_a_new_fingerprint_and_in_forced_builds_only(tmp_path):
-    runs = tmp_path / "runs.txt"
-    site = make_site(tmp_path, "```{code-cell} python\nprint(1)\n```\n", script=COUNTING_SCRIPT.format(runs=str(runs)))
+@pytest.mark.xdist_group("caching-writers-edits")  # one worker builds the shared site
+def test_cached_builds_reexecute_after_fxguide_or_page_edits(writers_edits):
+    shows = {step: (page, script) for step, (page, script, _) in writers_edits.items()}
+    assert shows["first"] == ("one", "one")
+    assert shows["nothing changed"] == ("one", "one"), "nothing changed: cached output is still right"
+    assert shows["fxguide edited"] == ("two", "two"), "a change of fxguide must re-execute pages and examples"
+    assert shows["page edited"] == ("twotwo", "two"), "a change of the page must re-execute it"
 
-    def count_after(force: bool) -> int:
-        done = build(site, force=force)
-        assert done.returncode == 0, done.stdout[-5000:]
-        return runs.read_text().count("ran")
 
-    assert count_after(force=False) == 1
-    assert count_after(force=False) == 1, "nothing changed: the example must not run again"
-    assert count_after(force=True) == 2, "a forced build runs every example, unchanged or not"
-    module = site / "fxguide" / "models" / "basics.py"
-    module.write_text(module.read_text() + "\n# an edit\n")
-    assert count_after(force=False) == 3, "a new fingerprint runs every example again"
-    assert count_after(force=False) == 3
+@pytest.mark.slow
+@pytest.mark.xdist_group("caching-writers-edits")
+def test_examples_rerun_under_a_new_fingerprint_and_in_forced_builds_only(writers_edits):
+    runs = {step: count for step, (_, _, count) in writers_edits.items()}
+    assert runs["first"] == 1
+    assert runs["nothing changed"] == 1, "nothing changed: the example must not run again"
+    assert runs["forced"] == 2, "a forced build runs every example, unchanged or not"
+    assert runs["fxguide edited"] == 3, "a new fingerprint runs every example again"
+    assert runs["page edited"] == 3, "the example did not change (only a page did): it must not run again"
 
 
 API_PAGE = """\
@@ -253,20 +257,43 @@ def test_the_api_page_is_reread_only_when_its_used_in_links_change(tmp_path):
     assert "gallery/example.html" in entry, "the API entry must link the example that now uses it"
 
 
-@pytest.mark.slow
-def test_pages_execute_before_sphinx_reads_them_and_forced_builds_keep_their_own_cache(tmp_path):
-    site = make_site(tmp_path, "```{code-cell} python\nprint('ran')\n```\n")
+@pytest.fixture(scope="module")
+def forced_then_local(tmp_path_factory) -> SimpleNamespace:
+    """One throwaway site built forced, then locally, then locally again with nothing changed.
+
+    Shared by the two tests below: what each build printed, whether the forced
+    build filled the local cache, and which outputs the last build rewrote.
+    """
+    site = make_site(tmp_path_factory.mktemp("forced-then-local"), "```{code-cell} python\nprint('ran')\n```\n")
     forced = build(site, force=True)
     assert forced.returncode == 0, forced.stdout[-5000:]
-    assert "executing 1 page(s) while the gallery runs" in forced.stdout
-    assert "Executing notebook" not in forced.stdout, "myst-nb must find the page executed already"
-    assert "Using cached notebook" in forced.stdout
-    assert not (site / ".jupyter_cache").exists(), "a forced build must not fill the local cache"
-
+    forced_filled_local_cache = (site / ".jupyter_cache").exists()
     local = build(site, force=False)
-    assert local.returncode == 0 and "executing 1 page(s)" in local.stdout, local.stdout[-5000:]
+    assert local.returncode == 0, local.stdout[-5000:]
+    html = site / "_build" / "html"
+    # Sphinx writes its index and search pages anew on every build (they are cheap); every other
+    # page, every doctree and sphinx-gallery's record of executed examples must be left alone.
+    always_written = {"genindex.html", "search.html", "py-modindex.html"}
+    outputs = [*(p for p in html.rglob("*.html") if p.name not in always_written),
+               *(site / "docs" / "gallery").glob("*.md5"), *html.rglob("*.doctree")]
+    before = {p: p.stat().st_mtime_ns for p in outputs}
     again = build(site, force=False)
-    assert again.returncode == 0 and "executing" not in again.stdout, "a cached page must not run again"
+    assert again.returncode == 0, again.stdout[-5000:]
+    touched = [str(p.relative_to(site)) for p, mtime in before.items() if p.stat().st_mtime_ns != mtime]
+    return SimpleNamespace(forced=forced.stdout, forced_filled_local_cache=forced_filled_local_cache,
+                           local=local.stdout, again=again.stdout, touched=touched)
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("caching-forced-then-local")  # one worker builds the shared site
+def test_pages_execute_before_sphinx_reads_them_and_forced_builds_keep_their_own_cache(forced_then_local):
+    built = forced_then_local
+    assert "executing 1 page(s) while the gallery runs" in built.forced
+    assert "Executing notebook" not in built.forced, "myst-nb must find the page executed already"
+    assert "Using cached notebook" in built.forced
+    assert not built.forced_filled_local_cache, "a forced build must not fill the local cache"
+    assert "executing 1 page(s)" in built.local, "the local build must execute the page into its own cache"
+    assert "executing" not in built.again, "a cached page must not run again"
 
 
 def test_stale_pages_wants_the_sphinx_application():
@@ -277,31 +304,19 @@ def test_stale_pages_wants_the_sphinx_application():
 
 
 @pytest.mark.slow
-def test_a_no_op_rebuild_executes_reads_and_writes_nothing(tmp_path):
-    """A second ``make docs`` with nothing changed: no example or page runs, no page is read or written.
+@pytest.mark.xdist_group("caching-forced-then-local")
+def test_a_no_op_rebuild_executes_reads_and_writes_nothing(forced_then_local):
+    """A second local ``make docs`` with nothing changed: no example or page runs, no page is read or written.
 
     (Sphinx may still log "The configuration has changed" for html-only values that the theme,
     sphinx-gallery and sphinx-copybutton fill in after Sphinx compares configurations; those
     values never make Sphinx re-read or re-write a page, which is what this test pins.)
     """
-    site = make_site(tmp_path, "```{code-cell} python\nprint('ran')\n```\n")
-    first = build(site, force=False)
-    assert first.returncode == 0, first.stdout[-5000:]
-    html = site / "_build" / "html"
-    # Sphinx writes its index and search pages anew on every build (they are cheap); every other
-    # page, every doctree and sphinx-gallery's record of executed examples must be left alone.
-    always_written = {"genindex.html", "search.html", "py-modindex.html"}
-    outputs = [*(p for p in html.rglob("*.html") if p.name not in always_written),
-               *(site / "docs" / "gallery").glob("*.md5"), *html.rglob("*.doctree")]
-    before = {p: p.stat().st_mtime_ns for p in outputs}
-
-    again = build(site, force=False)
-    assert again.returncode == 0, again.stdout[-5000:]
-    assert "executing" not in again.stdout and "Executing" not in again.stdout
-    assert "targets for 0 source files that are out of date" in again.stdout
-    assert "updating environment: 0 added, 0 changed, 0 removed" in again.stdout
-    touched = [str(p.relative_to(site)) for p, mtime in before.items() if p.stat().st_mtime_ns != mtime]
-    assert touched == [], f"a no-op rebuild rewrote {touched}"
+    again = forced_then_local.again
+    assert "executing" not in again and "Executing" not in again, "nothing changed: nothing may execute"
+    assert "targets for 0 source files that are out of date" in again, again[-3000:]
+    assert "updating environment: 0 added, 0 changed, 0 removed" in again, again[-3000:]
+    assert forced_then_local.touched == [], f"a no-op rebuild rewrote {forced_then_local.touched}"
 
 
 def test_pages_start_longest_first_by_their_bench_time(tmp_path):

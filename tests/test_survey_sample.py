@@ -90,6 +90,7 @@ def changes(before: dict, after: dict) -> list[str]:
     return found
 
 
+@pytest.mark.long  # every tool of fxguide.diagnose on one model: 5 to 20 s each
 @pytest.mark.parametrize("model_key", SAMPLE)
 def test_a_sample_model_diagnoses_as_its_committed_survey_record_and_is_left_unchanged(
         model_key: str, committed_survey) -> None:
