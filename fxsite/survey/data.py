@@ -19,9 +19,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from fxguide.diagnose import TIMEOUT as TOOL_TIMEOUT
+from fxguide.diagnose.compare import ATOL, RTOL
 from fxsite import ROOT
 from fxsite.survey.catalogue import Entry, catalogue, unavailable_zoos
-from fxsite.survey.tools import ATOL, RTOL, TOOL_TIMEOUT, TOOLS
+from fxsite.survey.tools import TOOLS
 
 DRIFT = ROOT / "drift"
 LIBRARIES = ("torch", "torchvision", "timm", "transformers")

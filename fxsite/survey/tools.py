@@ -20,8 +20,7 @@ from typing import Any
 
 import torch
 
-from fxguide.diagnose import TIMEOUT, call, examine
-from fxguide.diagnose.compare import ATOL, RTOL  # noqa: F401  (the survey document records them)
+from fxguide.diagnose import EXAMPLE_SEED, OTHER_SEED, TIMEOUT, call, examine
 from fxguide.diagnose.messages import describe
 from fxguide.diagnose.safety import ToolTimeout, time_limit
 from fxsite.survey.catalogue import Entry
@@ -30,14 +29,12 @@ TOOLS = ("symbolic_trace", "library_route", "concrete_trace", "export", "export_
 # In fxguide.diagnose.TOOLS order: the library routes run last (their extractors switch the
 # model to train mode and back, which resets mode-dependent caches).
 RUN_ORDER = ("symbolic_trace", "concrete_trace", "export", "export_dynamic_batch", "library_route")
-TOOL_TIMEOUT = TIMEOUT
-EXAMPLE_SEED, OTHER_SEED = 0, 1
 
 # The fields the sample test compares; timings, places and differences are not compared.
 COMPARED = ("captured", "error_type", "error", "nodes", "matches", "mismatch")
 
 
-def survey_model(entry: Entry, timeout: float = TOOL_TIMEOUT) -> dict[str, Any]:
+def survey_model(entry: Entry, timeout: float = TIMEOUT) -> dict[str, Any]:
     """Build ``entry``'s model and run every tool on it; the record the survey stores."""
     record: dict[str, Any] = {"zoo": entry.zoo, "category": entry.category, "model": entry.name,
                               "input": entry.shape, "status": "surveyed", "reason": "", "tools": {}}
