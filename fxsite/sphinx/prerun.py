@@ -16,6 +16,7 @@ what myst-nb's cache mode shows; only the moment of execution moves.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -28,30 +29,82 @@ from sphinx.util.matching import Matcher
 logger = logging.getLogger(__name__)
 
 
+MEMO = "fxguide-cached-pages.json"
+"""In the execution cache's folder: each page's text, hashed, when the cache last held its notebook
+(or when it was not a notebook)."""
+
+
+def _text_key(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _read_memo(cache_path: Path) -> dict[str, str]:
+    try:
+        memo = json.loads((Path(cache_path) / MEMO).read_text())
+    except (OSError, ValueError):
+        return {}
+    return memo if isinstance(memo, dict) else {}
+
+
+def _write_memo(cache_path: Path, memo: dict[str, str]) -> None:
+    Path(cache_path).mkdir(parents=True, exist_ok=True)
+    (Path(cache_path) / MEMO).write_text(json.dumps(memo, indent=0, sort_keys=True))
+
+
 def stale_pages(app: Sphinx) -> list[tuple[Path, object]]:
-    """(path, notebook) of each MyST-NB page under the source folder that the cache lacks."""
+    """(path, notebook) of each MyST-NB page under the source folder that the cache lacks.
+
+    Reading a page into a notebook takes a fraction of a second, so a build with
+    thirty pages would spend seconds on it before every rebuild. The pages the
+    cache held at the last check are remembered by a hash of their text, in a file
+    of the cache's own folder (:data:`MEMO`): a page read again only when its text
+    changed, and a new cache (a new environment, a forced build) starts with no
+    memo. Should the cache lose a remembered notebook anyway, myst-nb, which
+    checks the cache itself, executes the page while reading it: slower, never stale.
+    """
     if not isinstance(app, Sphinx):
         raise TypeError(f"stale_pages: expected the Sphinx application, got {type(app).__name__}")
-    from jupyter_cache import get_cache
-
     from fxsite.drift.extract import read_page
 
-    cache = get_cache(app.config.nb_execution_cache_path)
+    cache_path = Path(app.config.nb_execution_cache_path)
+    memo = _read_memo(cache_path)
     excluded = Matcher(list(app.config.exclude_patterns) + list(app.config.nb_execution_excludepatterns))
     srcdir = Path(app.srcdir)
-    stale = []
+    stale, cache, known, texts = [], None, {}, {}
     for path in sorted(srcdir.rglob("*.md")):
         relative = path.relative_to(srcdir).as_posix()
         if excluded(relative):
             continue
-        notebook = read_page(path)
-        if notebook is None:
+        key = _text_key(path)
+        if memo.get(relative) == key:
+            known[relative] = key
             continue
+        notebook = read_page(path)
+        if notebook is None:  # not a notebook: nothing to execute while its text stays the same
+            known[relative] = key
+            continue
+        if cache is None:
+            from jupyter_cache import get_cache
+
+            cache = get_cache(str(cache_path))
         try:
             cache.match_cache_notebook(notebook)
+            known[relative] = key
         except KeyError:
             stale.append((path, notebook))
+            texts[path] = key  # the text executed: an edit made during the build is not taken as cached
+    app._fxguide_texts = texts
+    if known != memo:
+        _write_memo(cache_path, known)
     return stale
+
+
+def _remember(app: Sphinx, path: Path) -> None:
+    """Add ``path``, just stored in the cache, to the memo of :func:`stale_pages`."""
+    cache_path = Path(app.config.nb_execution_cache_path)
+    memo = _read_memo(cache_path)
+    memo[path.relative_to(app.srcdir).as_posix()] = app._fxguide_texts[path]
+    _write_memo(cache_path, memo)
 
 
 def _execute(app: Sphinx, path: Path, notebook):
@@ -123,6 +176,7 @@ def _finish(app: Sphinx, env, docnames: list[str]) -> None:
         if result.err is None:
             cache.cache_notebook_bundle(CacheBundleIn(result.nb, str(path), data={"execution_seconds": result.time}),
                                         check_validity=False, overwrite=True)
+            _remember(app, path)
             logger.info("executed %s in %.2f s", path.name, result.time)
     app._fxguide_prerun = []
 

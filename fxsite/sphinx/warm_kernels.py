@@ -150,14 +150,19 @@ def serve(path: Path) -> None:
     for name in PRELOAD:
         importlib.import_module(name)
     kernels: dict[int, socket.socket] = {}  # kernel pid -> its launcher's connection
-    running = True
 
     def stop(*_) -> None:
-        nonlocal running
-        running = False
+        # At once: no kernel of this build is still needed, and unwinding an interpreter
+        # that imported torch would keep the build waiting for a second or two.
+        for pid in kernels:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        os._exit(0)
 
     signal.signal(signal.SIGTERM, stop)
-    while running and os.getppid() == parent:
+    while os.getppid() == parent:
         ready, _, _ = select.select([listener, *kernels.values()], [], [], 0.2)
         for conn in ready:
             if conn is listener:
@@ -264,14 +269,32 @@ def launch(args: list[str]) -> int:
 
 
 def start_for(app) -> None:
-    """Start this build's kernel server, once (:mod:`fxsite.sphinx.prerun` may have already)."""
-    if getattr(app, "_fxguide_kernels", None) is None and app.config.fxguide_warm_kernels:
+    """Start this build's kernel server, once (:mod:`fxsite.sphinx.prerun` may have already).
+
+    A server that ``make docs`` started before Sphinx (:mod:`fxsite.sphinx.uptodate`)
+    is used as it is: its socket and kernelspec are already in the environment.
+    """
+    if getattr(app, "_fxguide_kernels", None) is not None or not app.config.fxguide_warm_kernels:
+        return
+    given = os.environ.get(SERVER_ENV)
+    if given and Path(given).parent.joinpath("kernels", "python3", "kernel.json").is_file() and \
+            str(Path(given).parent) in os.environ.get("JUPYTER_PATH", "").split(os.pathsep):
+        app._fxguide_kernels = Path(given).parent
+    else:
         app._fxguide_kernels = start()
 
 
 def _start_if_pages_execute(app, env, docnames: list[str]) -> None:
-    """Before Sphinx reads (and forks its parallel readers): a server, if a notebook page will run."""
+    """Before Sphinx reads (and forks its parallel readers): a server, if a notebook page may run.
+
+    With :mod:`fxsite.sphinx.prerun` on (the guide's setting) in cache mode, the pages
+    to execute have run already, and reading only executes one that failed there:
+    that one runs in a plain kernel rather than paying a server's torch import on
+    every build that reads a page.
+    """
     if app.config.nb_execution_mode == "off":
+        return
+    if app.config.nb_execution_mode == "cache" and getattr(app.config, "fxguide_prerun", False):
         return
     if any(env.doc2path(name).suffix in {".md", ".ipynb"} for name in docnames):
         start_for(app)
