@@ -50,7 +50,7 @@ LIVE_IGNORE := --ignore '*/docs/gallery/*' --ignore '*/docs/api/generated/*' --i
                --ignore '*/.jupyter_cache/*' --ignore '*/__pycache__/*'
 livehtml: $(STAMP)
 	@bash .ci/ensure-tools docs
-	$(PY) -m sphinx_autobuild -b html -c . $(SPHINXOPTS) --port $(PORT) --watch fxguide --watch gallery \
+	$(PY) -m fxsite.sphinx.live -b html -c . $(SPHINXOPTS) --port $(PORT) --watch fxguide --watch gallery \
 	    $(LIVE_IGNORE) docs $(BUILDDIR)/html
 
 tools:

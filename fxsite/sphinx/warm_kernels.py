@@ -41,7 +41,7 @@ SERVER_ENV = "FXGUIDE_KERNEL_SERVER"
 PRELOAD = ("torch", "torch.fx", "ipykernel.kernelapp", "ipykernel.ipkernel", "IPython", "numpy")
 
 
-def start(env: dict[str, str] | None = None) -> Path:
+def start(env: dict[str, str] | None = None, *, watch_environment: bool = False) -> Path:
     """Start a kernel server for this process's lifetime and route ``python3`` kernels to it.
 
     Writes a ``python3`` kernelspec into a fresh temporary directory, puts that
@@ -49,6 +49,11 @@ def start(env: dict[str, str] | None = None) -> Path:
     server's socket, in ``env`` (default: ``os.environ``), which child processes
     (Sphinx's parallel readers, the kernels) inherit. The server stops when this
     process exits. Returns the temporary directory.
+
+    ``watch_environment`` is for a server that outlives one build (``make livehtml``):
+    before each fork it compares the installed distributions with those it started
+    with, and after any change answers "cold", so the launcher runs a plain kernel
+    that imports the packages as they are now.
     """
     env = os.environ if env is None else env
     if not isinstance(env, (dict, type(os.environ))):
@@ -63,7 +68,8 @@ def start(env: dict[str, str] | None = None) -> Path:
         "metadata": {"debugger": False},
     }, indent=1))
     sock = home / "server.sock"
-    server = subprocess.Popen([sys.executable, "-m", "fxsite.sphinx.warm_kernels", "--serve", str(sock)],
+    server = subprocess.Popen([sys.executable, "-m", "fxsite.sphinx.warm_kernels", "--serve", str(sock),
+                               *(["--watch-environment"] if watch_environment else [])],
                               env=dict(env), stdin=subprocess.DEVNULL)
 
     def stop() -> None:
@@ -135,9 +141,15 @@ def _become_kernel(request: dict, fds: list[int]) -> None:
         os._exit(code)
 
 
-def serve(path: Path) -> None:
-    """Import the heavy modules, then fork one kernel per launcher until the parent goes away."""
+def serve(path: Path, *, watch_environment: bool = False) -> None:
+    """Import the heavy modules, then fork one kernel per launcher until the parent goes away.
+
+    With ``watch_environment``, a launcher that asks after the installed distributions
+    changed (:func:`fxsite.sphinx.fingerprint.environment`) is told to run a plain kernel.
+    """
     import importlib
+
+    from fxsite.sphinx.fingerprint import environment
 
     path = Path(path)
     if not path.parent.is_dir() or path.exists():
@@ -147,6 +159,7 @@ def serve(path: Path) -> None:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(path))
     listener.listen(64)  # launchers that connect during the imports below wait in this queue
+    installed = environment() if watch_environment else None
     for name in PRELOAD:
         importlib.import_module(name)
     kernels: dict[int, socket.socket] = {}  # kernel pid -> its launcher's connection
@@ -172,8 +185,9 @@ def serve(path: Path) -> None:
                 except (OSError, ValueError):
                     conn.close()
                     continue
-                if request.get("executable") != sys.executable:
-                    conn.sendall(b"cold\n")  # another Python: the launcher runs a plain kernel
+                if request.get("executable") != sys.executable or \
+                        (installed is not None and environment() != installed):
+                    conn.sendall(b"cold\n")  # another Python or packages: the launcher runs a plain kernel
                     conn.close()
                     for fd in fds:
                         os.close(fd)
@@ -309,6 +323,6 @@ def setup(app) -> dict:
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--serve"]:
-        serve(Path(sys.argv[2]))
+        serve(Path(sys.argv[2]), watch_environment="--watch-environment" in sys.argv[3:])
     else:
         sys.exit(launch(sys.argv[1:]))
