@@ -18,7 +18,7 @@ PAGE = """---
 file_format: mystnb
 kernelspec:
   name: python3
----
+{matter}---
 # A page
 
 {prose}
@@ -32,8 +32,9 @@ gm = torch.fx.symbolic_trace(lambda x: x + 1)
 """
 
 
-def write_page(path: Path, prose: str = "Some prose.", code: str = "") -> Path:
-    path.write_text(PAGE.format(prose=prose, code=code))
+def write_page(path: Path, prose: str = "Some prose.", code: str = "", reads: str = "") -> Path:
+    matter = f"fxguide:\n  reads: [{reads!r}]\n" if reads else ""
+    path.write_text(PAGE.format(prose=prose, code=code, matter=matter))
     return path
 
 
@@ -155,3 +156,48 @@ def test_a_new_execution_cache_starts_without_a_memo(sphinx_app, docs, tmp_path)
     assert (Path(sphinx_app.config.nb_execution_cache_path) / prerun.MEMO).is_file()
     sphinx_app.config.nb_execution_cache_path = str(tmp_path / "another-cache")  # another environment's
     assert sorted(p.name for p, _ in prerun.stale_pages(sphinx_app)) == ["a.md", "b.md"]
+
+
+def _cache_every_stale_page(app) -> None:
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+
+    cache = get_cache(app.config.nb_execution_cache_path)
+    for path, notebook in prerun.stale_pages(app):
+        cache.cache_notebook_bundle(CacheBundleIn(notebook, str(path)), check_validity=False, overwrite=True)
+        prerun._remember(app, path)
+
+
+def test_a_page_runs_again_when_the_data_it_declares_changes_and_no_other_page_does(sphinx_app, docs, tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "one.json").write_text("1")
+    write_page(docs / "a.md", reads="../data/*.json")
+    _cache_every_stale_page(sphinx_app)
+    assert prerun.stale_pages(sphinx_app) == []
+    (data / "one.json").write_text("2")
+    assert [p.name for p, _ in prerun.stale_pages(sphinx_app)] == ["a.md"], "changed data: its reader runs again"
+    assert [p.name for p, _ in prerun.stale_pages(sphinx_app)] == ["a.md"], "... until it has run"
+    _cache_every_stale_page(sphinx_app)
+    assert prerun.stale_pages(sphinx_app) == []
+    (data / "two.json").write_text("new")
+    assert [p.name for p, _ in prerun.stale_pages(sphinx_app)] == ["a.md"], "a new file its glob matches counts"
+
+
+def test_a_bad_reads_declaration_names_the_page(docs):
+    page = docs / "a.md"
+    page.write_text(PAGE.format(prose="", code="", matter="fxguide:\n  reads: {a: 1}\n"))
+    with pytest.raises(ValueError, match=r"a\.md: fxguide: reads must be a glob or a list of globs"):
+        prerun.data_key(page)
+
+
+def test_the_guide_pages_that_read_the_surveys_declare_it():
+    """Every page whose code opens a survey file says so, or a new survey would leave it stale."""
+    from fxsite import ROOT
+    from fxsite.drift.extract import code_cells, page_sources
+
+    readers = [page for page in page_sources() if any("survey.json" in cell.source for cell in code_cells(page))]
+    assert readers, "no page reads a survey any more: this test should go"
+    for page in readers:
+        assert any("survey.json" in glob for glob in prerun.declared_reads(page.read_text())), \
+            f"{page.relative_to(ROOT)} reads a survey file: declare it (fxguide: reads: [...] in its front matter)"

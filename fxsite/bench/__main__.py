@@ -166,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
             ratios[f"make test - clean build, s (budget <= {TEST_OVER_CLEAN_S:g})"] = stats(
                 [t - c for t, c in zip(tests, cleans)])
         items = {name: statistics.median(f["items"][name] for f in floors) for name in floors[0]["items"]}
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "figures-so-far.json").write_text(json.dumps({"figures": figures, "ratios": ratios}, indent=1))
         build_ok()  # the site the loop's figures start from
 
     print("no-op rebuild ...", flush=True)
@@ -188,6 +190,8 @@ def main(argv: list[str] | None = None) -> int:
         [edited(page, check_page(page), run) for run in range(args.runs)])
     build_ok()
 
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "figures-so-far.json").write_text(json.dumps({"figures": figures, "ratios": ratios}, indent=1))
     verdicts = {name: figures[name]["median"] <= limit for name, limit in BUDGETS.items() if name in figures}
     for name, ratio in ratios.items():
         verdicts[name] = ratio["median"] <= (CLEAN_OVER_FLOOR if name.startswith("clean") else TEST_OVER_CLEAN_S)
@@ -214,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
         result["items"] = json.loads((args.out / "results.json").read_text()).get("items", {})
     (args.out / "results.json").write_text(json.dumps(result, indent=1) + "\n")
     (args.out / "results.md").write_text(render(result))
+    (args.out / "figures-so-far.json").unlink(missing_ok=True)  # kept only should the bench stop before here
     print(render(result))
     return 0
 
