@@ -50,7 +50,7 @@ LIVE_IGNORE := --ignore '*/docs/gallery/*' --ignore '*/docs/api/generated/*' --i
                --ignore '*/.jupyter_cache/*' --ignore '*/__pycache__/*'
 livehtml: $(STAMP)
 	@bash .ci/ensure-tools docs
-	$(PY) -m sphinx_autobuild -b html -c . $(SPHINXOPTS) --port $(PORT) --watch fxguide --watch gallery \
+	$(PY) -m fxsite.sphinx.live -b html -c . $(SPHINXOPTS) --port $(PORT) --watch fxguide --watch gallery \
 	    $(LIVE_IGNORE) docs $(BUILDDIR)/html
 
 tools:
@@ -66,10 +66,10 @@ serve:
 # PAGE=docs/x.md (or gallery/x.py): the incremental build re-runs what changed; only that page is compared or recorded.
 check: docs
 	@test -n "$(PAGE)" || { echo "usage: make check PAGE=docs/quickstart.md (or a gallery script)"; exit 2; }
-	$(PY) -m fxsite.drift check --no-build --page $(PAGE)
+	$(PY) -m fxsite.drift check --no-build --build-dir $(BUILDDIR) --page $(PAGE)
 
 update-expected: $(STAMP)
-	$(if $(PAGE),$(MAKE) docs && $(PY) -m fxsite.drift record --no-build --page $(PAGE),$(PY) -m fxsite.drift record)
+	$(if $(PAGE),$(MAKE) docs && $(PY) -m fxsite.drift record --no-build --build-dir $(BUILDDIR) --page $(PAGE),$(PY) -m fxsite.drift record)
 
 drift: $(STAMP)
 	@test -n "$(TORCH)" || { echo "usage: make drift TORCH=2.14.1"; exit 2; }

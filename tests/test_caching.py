@@ -39,13 +39,14 @@ def test_fingerprint_changes_with_any_fxguide_source(repo_copy):
     assert fingerprint(repo_copy) != before
 
 
-def test_fingerprint_changes_with_a_committed_survey_that_cells_read(repo_copy):
+def test_a_committed_survey_leaves_the_fingerprint_alone(repo_copy):
+    """Only the pages that read a survey run again for a new one (they declare it: test_build_memos.py)."""
     survey = repo_copy / "drift" / "torch-9.9.9" / "survey.json"
     survey.parent.mkdir(parents=True)
     survey.write_text('{"models": []}')
     before = fingerprint(repo_copy)
     survey.write_text('{"models": [{"model": "resnet18"}]}')
-    assert fingerprint(repo_copy) != before
+    assert fingerprint(repo_copy) == before
 
 
 class _FakeDist:
@@ -140,6 +141,24 @@ print(VALUE)
 ```
 """
 
+DATA_PAGE = """\
+---
+file_format: mystnb
+kernelspec:
+  name: python3
+  display_name: Python 3
+fxguide:
+  reads: ["../drift/*.json"]
+---
+
+# A page that reads data
+
+```{code-cell} python
+import json
+print(json.load(open("../drift/data.json"))["value"])
+```
+"""
+
 PROBE_SCRIPT = '''\
 """
 Probe
@@ -157,12 +176,12 @@ print(VALUE)
 '''
 
 
-def shown(site: Path) -> tuple[str, str]:
-    notebook = json.loads((site / "_build" / "jupyter_execute" / "page.ipynb").read_text())
-    page = "".join(notebook["cells"][-1]["outputs"][0]["text"]).strip()
+def shown(site: Path, page: str = "page") -> tuple[str, str]:
+    notebook = json.loads((site / "_build" / "jupyter_execute" / f"{page}.ipynb").read_text())
+    shown_page = "".join(notebook["cells"][-1]["outputs"][0]["text"]).strip()
     rst = (site / "docs" / "gallery" / "example.rst").read_text()
     script = rst.split(".. code-block:: none", 1)[1].split("\n\n")[1].strip()
-    return page, script
+    return shown_page, script
 
 
 @pytest.fixture(scope="module")
@@ -171,20 +190,28 @@ def writers_edits(tmp_path_factory) -> dict[str, tuple[str, str, int]]:
 
     The builds, in order: the first (local, cached workflow), one with nothing
     changed, a forced one, one after an edit of fxguide, one after an edit of the
-    page. After each: (what the page shows, what the example shows, how many times
-    the example has run so far).
+    page, one after an edit of the data a second page reads. After each: (what the
+    page shows, what the example shows, how many times the example has run so far,
+    what the data page shows, whether the page was executed).
     """
     tmp = tmp_path_factory.mktemp("edits")
     runs = tmp / "runs.txt"
     site = make_site(tmp, PROBE_PAGE, script=PROBE_SCRIPT.format(runs=str(runs)))
     probe = site / "fxguide" / "_probe.py"
     probe.write_text('VALUE = "one"\n')
-    after: dict[str, tuple[str, str, int]] = {}
+    (site / "docs" / "data.md").write_text(DATA_PAGE)
+    index = site / "docs" / "index.md"
+    index.write_text(index.read_text().replace("page\n", "page\ndata\n"))
+    data = site / "drift" / "data.json"
+    data.parent.mkdir()
+    data.write_text('{"value": "first data"}')
+    after: dict[str, tuple] = {}
 
     def rebuild(step: str, force: bool = False) -> None:
         done = build(site, force=force)
         assert done.returncode == 0, f"the build {step!r} failed:\n{done.stdout[-5000:]}"
-        after[step] = (*shown(site), runs.read_text().count("ran"))
+        after[step] = (*shown(site), runs.read_text().count("ran"), shown(site, "data")[0],
+                       "executed page.md" in done.stdout)
 
     rebuild("first")
     rebuild("nothing changed")
@@ -194,13 +221,18 @@ def writers_edits(tmp_path_factory) -> dict[str, tuple[str, str, int]]:
     page = site / "docs" / "page.md"
     page.write_text(page.read_text().replace("print(VALUE)", "print(VALUE * 2)"))
     rebuild("page edited")
+    data.write_text('{"value": "new data"}')
+    rebuild("data edited")
+    (site / "drift" / "more.json").write_text("{}")  # a new file the page's glob matches
+    data.write_text('{"value": "data with a new file beside it"}')
+    rebuild("data file added")
     return after
 
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("caching-writers-edits")  # one worker builds the shared site
 def test_cached_builds_reexecute_after_fxguide_or_page_edits(writers_edits):
-    shows = {step: (page, script) for step, (page, script, _) in writers_edits.items()}
+    shows = {step: (page, script) for step, (page, script, *_) in writers_edits.items()}
     assert shows["first"] == ("one", "one")
     assert shows["nothing changed"] == ("one", "one"), "nothing changed: cached output is still right"
     assert shows["fxguide edited"] == ("two", "two"), "a change of fxguide must re-execute pages and examples"
@@ -210,12 +242,24 @@ def test_cached_builds_reexecute_after_fxguide_or_page_edits(writers_edits):
 @pytest.mark.slow
 @pytest.mark.xdist_group("caching-writers-edits")
 def test_examples_rerun_under_a_new_fingerprint_and_in_forced_builds_only(writers_edits):
-    runs = {step: count for step, (_, _, count) in writers_edits.items()}
+    runs = {step: count for step, (_, _, count, *_) in writers_edits.items()}
     assert runs["first"] == 1
     assert runs["nothing changed"] == 1, "nothing changed: the example must not run again"
     assert runs["forced"] == 2, "a forced build runs every example, unchanged or not"
     assert runs["fxguide edited"] == 3, "a new fingerprint runs every example again"
     assert runs["page edited"] == 3, "the example did not change (only a page did): it must not run again"
+    assert runs["data edited"] == 3, "the example reads no data: it must not run again"
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("caching-writers-edits")
+def test_a_page_that_declares_the_data_it_reads_runs_again_when_the_data_changes_and_alone(writers_edits):
+    data_shown = {step: shown_data for step, (*_, shown_data, _) in writers_edits.items()}
+    others_ran = {step: ran for step, (*_, ran) in writers_edits.items()}
+    assert data_shown["first"] == data_shown["page edited"] == "first data"
+    assert data_shown["data edited"] == "new data", "a change of the data the page reads must re-execute it"
+    assert data_shown["data file added"] == "data with a new file beside it"
+    assert not others_ran["data edited"], "only the page that reads the data may run again"
 
 
 API_PAGE = """\

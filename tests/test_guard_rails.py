@@ -6,6 +6,7 @@ fxguide package, one page, one gallery script), never the real tree.
 
 from __future__ import annotations
 
+import json
 import textwrap
 
 import pytest
@@ -14,40 +15,59 @@ from throwaway import PAGE_HEAD, GOOD_SCRIPT, build, make_site
 pytestmark = pytest.mark.slow
 
 
-def test_an_unexpected_exception_in_a_page_fails_the_build_naming_file_and_line(tmp_path):
-    cells = """\
-        ```{code-cell} python
-        x = 1
-        ```
+BROKEN_CELLS = """\
+```{code-cell} python
+x = 1
+```
 
-        ```{code-cell} python
-        1 / 0
-        ```
-        """
-    site = make_site(tmp_path, cells)
-    done = build(site)
+```{code-cell} python
+1 / 0
+```
+"""
+
+TAGGED_PAGE = PAGE_HEAD + """\
+```{code-cell} python
+:tags: [raises-exception]
+1 / 0
+```
+"""
+
+BROKEN_SCRIPT = GOOD_SCRIPT + "\n# %%\n# Now it breaks.\n\nraise RuntimeError('broken on purpose')\n"
+
+
+@pytest.fixture(scope="module")
+def broken_site(tmp_path_factory):
+    """One forced build of a site with a page that raises unexpectedly, a page whose tagged cell
+    raises on purpose and a gallery script that raises: (the site, the finished build)."""
+    site = make_site(tmp_path_factory.mktemp("broken"), BROKEN_CELLS, script=BROKEN_SCRIPT)
+    (site / "docs" / "tagged.md").write_text(TAGGED_PAGE)
+    index = site / "docs" / "index.md"
+    index.write_text(index.read_text().replace("page\n", "page\ntagged\n"))
+    return site, build(site)
+
+
+@pytest.mark.xdist_group("guard-rails-broken-site")  # one worker builds the shared site
+def test_an_unexpected_exception_in_a_page_fails_the_build_naming_file_and_line(broken_site):
+    _, done = broken_site
     assert done.returncode != 0, done.stdout
-    line = (PAGE_HEAD + textwrap.dedent(cells)).splitlines().index("1 / 0")  # 1-based: the fence above it
+    line = (PAGE_HEAD + BROKEN_CELLS).splitlines().index("1 / 0")  # 1-based: the fence above it
     assert f"page.md:{line}: WARNING: cell 2 raised ZeroDivisionError: division by zero" in done.stdout, done.stdout[-3000:]
 
 
-def test_a_cell_tagged_raises_exception_may_raise(tmp_path):
-    site = make_site(tmp_path, """\
-        ```{code-cell} python
-        :tags: [raises-exception]
-        1 / 0
-        ```
-        """)
-    done = build(site)
-    assert done.returncode == 0, done.stdout[-5000:]
+@pytest.mark.xdist_group("guard-rails-broken-site")
+def test_a_cell_tagged_raises_exception_may_raise(broken_site):
+    site, done = broken_site
+    notebook = json.loads((site / "_build" / "jupyter_execute" / "tagged.ipynb").read_text())
+    assert [o.get("ename") for o in notebook["cells"][-1]["outputs"]] == ["ZeroDivisionError"], "the page shows the error"
+    problems = [line for line in done.stdout.splitlines() if "tagged" in line and ("WARNING" in line or "ERROR" in line)]
+    assert not problems, "a cell tagged raises-exception that raises is no failure:\n" + "\n".join(problems)
 
 
-def test_a_failing_gallery_script_fails_the_build_naming_file_and_line(tmp_path):
-    broken = GOOD_SCRIPT + "\n# %%\n# Now it breaks.\n\nraise RuntimeError('broken on purpose')\n"
-    site = make_site(tmp_path, "```{code-cell} python\nx = 1\n```\n", script=broken)
-    done = build(site)
+@pytest.mark.xdist_group("guard-rails-broken-site")
+def test_a_failing_gallery_script_fails_the_build_naming_file_and_line(broken_site):
+    site, done = broken_site
     assert done.returncode != 0, done.stdout
-    line = broken.splitlines().index("raise RuntimeError('broken on purpose')") + 1
+    line = BROKEN_SCRIPT.splitlines().index("raise RuntimeError('broken on purpose')") + 1
     assert "example.py" in done.stdout and f"line {line}" in done.stdout, done.stdout[-3000:]
     assert "RuntimeError: broken on purpose" in done.stdout
     # The drift check reads the failure as the block's exception (on another torch: "newly raising").

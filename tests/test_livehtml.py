@@ -27,7 +27,9 @@ def test_every_generated_path_under_docs_is_ignored_so_a_build_does_not_start_th
 
 def test_livehtml_runs_sphinx_autobuild_with_the_site_config_and_watches_the_package_and_gallery() -> None:
     command = _dry_run()
-    assert "-m sphinx_autobuild -b html -c ." in command and " docs _build/html" in command
+    assert "-m fxsite.sphinx.live -b html -c ." in command and " docs _build/html" in command
     assert "--watch fxguide" in command and "--watch gallery" in command
-    done = subprocess.run([sys.executable, "-m", "sphinx_autobuild", "--help"], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "fxsite.sphinx.live", "--help"], capture_output=True, text=True,
+                          cwd=ROOT)
+    assert "sphinx-autobuild" in done.stdout, done.stdout + done.stderr
     assert done.returncode == 0, "sphinx-autobuild is missing: `make venv` installs it (the docs extra)"

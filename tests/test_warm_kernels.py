@@ -57,6 +57,26 @@ def test_a_warm_kernel_runs_where_and_with_what_the_launcher_was_given(server_en
     assert probe == "from the build"
 
 
+def test_a_session_server_hands_out_cold_kernels_once_the_installed_packages_change(tmp_path, monkeypatch):
+    """make livehtml's server lives through many builds: after a pip install its torch may be gone."""
+    packages = tmp_path / "site-packages"
+    packages.mkdir()
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([ROOT, str(packages)]))
+    env = dict(os.environ)
+    home = warm_kernels.start(env, watch_environment=True)
+    for name in ("JUPYTER_PATH", warm_kernels.SERVER_ENV):
+        monkeypatch.setenv(name, env[name])
+    deadline = time.monotonic() + 60
+    while not (home / "server.sock").exists():
+        assert time.monotonic() < deadline, "the kernel server did not start within 60 s"
+        time.sleep(0.05)
+    assert run_in_kernel(PROBE, cwd=str(tmp_path)).split()[2] == "True", "unchanged packages: a warm kernel"
+    installed = packages / "newly_installed-1.0.dist-info"
+    installed.mkdir()
+    (installed / "METADATA").write_text("Metadata-Version: 2.1\nName: newly-installed\nVersion: 1.0\n")
+    assert run_in_kernel(PROBE, cwd=str(tmp_path)).split()[2] == "False", "a package changed: a cold kernel"
+
+
 def test_without_a_server_the_launcher_is_a_plain_cold_kernel(server_env, monkeypatch):
     monkeypatch.delenv(warm_kernels.SERVER_ENV)
     assert run_in_kernel(PROBE, cwd=str(server_env)).split()[2] == "False"

@@ -193,12 +193,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="only this page or gallery script (repeatable): make check PAGE=docs/x.md")
     args = parser.parse_args(argv)
     try:
-        import torch
-
         from fxsite.drift.build import build_docs
         from fxsite.drift.extract import ROOT, collect, only, stopped_by_watchdog
 
-        version = torch.__version__.split("+")[0]
+        from fxsite.sphinx.fingerprint import torch_version
+
+        version = torch_version().split("+")[0]  # from torch's metadata: importing torch would cost seconds
         build_dir = args.build_dir or ROOT / "_build"
         unavailable = json.loads(args.unavailable.read_text()) if args.unavailable else {}
         problems: list[str] = []

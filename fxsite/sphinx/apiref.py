@@ -19,6 +19,7 @@ they are the slowest pages to read, and most edits leave the links alone.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import inspect
 import pkgutil
@@ -37,23 +38,60 @@ from sphinx.util.nodes import nested_parse_with_titles
 # used, when a reference page is read: a rebuild that reads no such page never
 # imports torch (a second off every no-op rebuild).
 
-def _examples(srcdir: Path, gallery_dirs: list[tuple[Path, str]]) -> dict[str, list[tuple[str, Path]]]:
-    """docname -> sources for every executed page and gallery script, and the names each uses."""
-    from fxsite.drift.extract import code_cells
-    from fxsite.sphinx.usage import uses_in_code
-
-    found: dict[str, list[tuple[str, Path]]] = {}
-    sources: list[tuple[str, Path, list[str]]] = []
-    for page in sorted(srcdir.rglob("*.md")):
-        if cells := code_cells(page):
-            sources.append((page.relative_to(srcdir).with_suffix("").as_posix(), page, [c.source for c in cells]))
+def _sources(srcdir: Path, gallery_dirs: list[tuple[Path, str]]) -> list[tuple[str, Path]]:
+    """(docname, path) of every page and gallery script whose code may use ``torch.fx``."""
+    found = [(page.relative_to(srcdir).with_suffix("").as_posix(), page) for page in sorted(srcdir.rglob("*.md"))]
     for scripts, out in gallery_dirs:
-        for script in sorted(scripts.glob("*.py")):
-            if script.name != "__init__.py":
-                sources.append((f"{out}/{script.stem}", script, [script.read_text(encoding="utf-8")]))
-    for docname, path, code in sources:
-        for name in uses_in_code(code):
-            found.setdefault(name, []).append((docname, path))
+        found += [(f"{out}/{script.stem}", script) for script in sorted(scripts.glob("*.py"))
+                  if script.name != "__init__.py"]
+    return found
+
+
+def _digest(data: bytes | str) -> str:
+    return hashlib.sha256(data.encode() if isinstance(data, str) else data).hexdigest()
+
+
+# What decides a memo entry besides a source's own text: the code that reads pages and credits names.
+_MEMO_CODE = ("fxsite/sphinx/usage.py", "fxsite/sphinx/apiref.py", "fxsite/drift/extract.py")
+
+
+def memo_key(fingerprint: str) -> str:
+    """The key the memo of :func:`_examples` is kept under: the build's fingerprint (torch,
+    every installed package, fxguide and the Sphinx extensions) and the code that reads pages."""
+    root = Path(__file__).resolve().parents[2]
+    return _digest(fingerprint + "".join(_digest((root / name).read_bytes()) for name in _MEMO_CODE))
+
+
+def _examples(srcdir: Path, gallery_dirs: list[tuple[Path, str]],
+              memo: dict[str, list[str]] | None = None) -> dict[str, list[tuple[str, Path]]]:
+    """docname -> sources for every executed page and gallery script, and the names each uses.
+
+    ``memo`` (filled in here) maps a source's text, and then its code, to what the code
+    uses: a rebuild reads again only the sources that changed, and works out the names only
+    when their code changed. Reading every page takes seconds, and finding the names imports
+    torch; after a prose edit neither is needed. The caller keeps the memo only under one
+    :func:`memo_key`.
+    """
+    memo = {} if memo is None else memo
+    found: dict[str, list[tuple[str, Path]]] = {}
+    for docname, path in _sources(srcdir, gallery_dirs):
+        raw = path.read_bytes()
+        text_key = "text:" + _digest(raw)
+        if text_key not in memo:
+            if path.suffix == ".py":
+                code = [raw.decode("utf-8")]
+            else:
+                from fxsite.drift.extract import code_cells
+
+                code = [cell.source for cell in code_cells(path)]
+            memo[text_key] = ["code:" + _digest("\0".join(code))] if code else []
+            if code and memo[text_key][0] not in memo:
+                from fxsite.sphinx.usage import uses_in_code
+
+                memo[memo[text_key][0]] = sorted(uses_in_code(code))
+        for code_key in memo[text_key]:
+            for name in memo[code_key]:
+                found.setdefault(name, []).append((docname, path))
     return found
 
 
@@ -118,6 +156,7 @@ class TorchFxApi(SphinxDirective):
         from fxsite.sphinx.usage import CLASSES, public_members
 
         _note_api_page(self)
+        self.env.fxguide_usage = _links(self.env.app)  # the links this page is rendered with
         notes = self.notes()
         unknown = sorted(set(notes) - set(fx.__all__))
         if unknown:
@@ -190,10 +229,24 @@ _USAGE: dict[str, list[tuple[str, Path]]] | None = None
 
 
 def _usage(app: Sphinx) -> dict[str, list[tuple[str, Path]]]:
+    """What every source uses, worked out once per build, from the memo the environment keeps."""
     global _USAGE
     if _USAGE is None:
-        _USAGE = _examples(Path(app.srcdir), gallery_dirs(app))
+        fingerprint = getattr(app.config, "fxguide_fingerprint", None)  # conf.py's; a site without one keeps no memo
+        key = memo_key(fingerprint) if fingerprint else None
+        kept = getattr(app.env, "fxguide_usage_memo", None)
+        memo = kept[1] if key and isinstance(kept, tuple) and kept[0] == key else {}
+        used = dict(memo)
+        _USAGE = _examples(Path(app.srcdir), gallery_dirs(app), used)
+        live = {key for key in used if key.startswith("text:")}
+        live |= {code for text in live for code in used[text]}
+        app.env.fxguide_usage_memo = (key, {k: v for k, v in used.items() if k in live})
     return _USAGE
+
+
+def _links(app: Sphinx) -> dict[str, list[str]]:
+    """name -> the docnames whose code uses it: what the reference pages' "used in" links show."""
+    return {name: sorted({doc for doc, _ in uses}) for name, uses in _usage(app).items()}
 
 
 def add_used_in(app: Sphinx, domain: str, objtype: str, content: addnodes.desc_content) -> None:
@@ -228,9 +281,9 @@ def reread_api_pages(app: Sphinx, env, added: set[str], changed: set[str], remov
     """Re-read the reference pages when their "used in" links would change, not otherwise."""
     global _USAGE
     _USAGE = None
-    if not (added or changed or removed):
-        return []
-    usage = {name: sorted({doc for doc, _ in uses}) for name, uses in _usage(app).items()}
+    if not (added or changed or removed) or not getattr(env, "fxguide_api_pages", None):
+        return []  # nothing changed, or no reference page read yet (reading one works the links out)
+    usage = _links(app)
     if usage == getattr(env, "fxguide_usage", None) and not (added or removed):
         return []
     env.fxguide_usage = usage
@@ -263,6 +316,10 @@ def add_canonical_names(app: Sphinx, env) -> None:
 
 def _merge(app: Sphinx, env, docnames, other) -> None:
     env.fxguide_api_pages = getattr(env, "fxguide_api_pages", set()) | getattr(other, "fxguide_api_pages", set())
+    if getattr(other, "fxguide_usage", None) is not None:  # a parallel reader read a reference page
+        env.fxguide_usage = other.fxguide_usage
+    if getattr(other, "fxguide_usage_memo", None) is not None:  # ... and worked the links out there
+        env.fxguide_usage_memo = other.fxguide_usage_memo
 
 
 def setup(app: Sphinx) -> None:

@@ -52,8 +52,6 @@ def forced_execution() -> bool:
 SOURCES = ("fxguide", "fxsite/sphinx")
 """What of the repository shapes executed output: the reader's package and the Sphinx extensions."""
 
-DATA = "drift/*/survey.json"
-"""Committed data that cells read (the model-zoo surveys): a new survey re-executes the pages."""
 
 
 def fingerprint(root: Path) -> str:
@@ -61,8 +59,10 @@ def fingerprint(root: Path) -> str:
 
     Execution caches are stored under this key, so installing, upgrading or
     removing any package (:func:`environment`), changing the Python version,
-    editing any module of ``fxguide`` or of the site's Sphinx extensions, or
-    committing a new survey (:data:`DATA`) re-executes every page and example.
+    or editing any module of ``fxguide`` or of the site's Sphinx extensions
+    re-executes every page and example. Data that a page's cells read (the
+    model-zoo surveys) re-executes that page alone: the page declares it
+    (:func:`fxsite.sphinx.prerun.declared_reads`).
 
     >>> key = fingerprint(Path(__file__).parents[2])
     >>> key.startswith("torch" + torch_version().split("+")[0].replace(".", "_"))
@@ -78,9 +78,6 @@ def fingerprint(root: Path) -> str:
             if path.suffix in {".py", ".html"} and "__pycache__" not in path.parts:
                 digest.update(str(path.relative_to(root)).encode())
                 digest.update(path.read_bytes())
-    for path in sorted(root.glob(DATA)):
-        digest.update(str(path.relative_to(root)).encode())
-        digest.update(path.read_bytes())
     version = torch_version().split("+")[0].replace(".", "_")
     return f"torch{version}-{digest.hexdigest()[:12]}"
 

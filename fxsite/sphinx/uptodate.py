@@ -14,6 +14,10 @@ the last build that succeeded into the same folder:
 - every installed distribution and its version, and the Python version
   (:func:`fxsite.sphinx.fingerprint.environment`, the key of the execution caches).
 
+When Sphinx is to run, the wrapper first starts the build's kernel server
+(:mod:`fxsite.sphinx.warm_kernels`), so that its import of torch overlaps Sphinx's
+start-up; the build uses that server, which stops when the wrapper exits.
+
 A forced build (``CI`` set, or ``FXGUIDE_EXECUTE=force``) always runs, and so
 does every build where git cannot list the files. The digest is taken before
 Sphinx starts, so a file edited during a build makes the next one run. A failed
@@ -25,6 +29,7 @@ build removes the stamp.
 from __future__ import annotations
 
 import hashlib
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -66,7 +71,13 @@ def main(argv: list[str] | None = None) -> int:
               f"(no source, installed package or option): Sphinx not run")
         return 0
     stamp.unlink(missing_ok=True)
-    code = subprocess.run(command, check=False).returncode
+    env = dict(os.environ)
+    if env.get("FXGUIDE_WARM_KERNELS", "1") != "0":
+        # Started now, the kernel server imports torch while Sphinx starts up, instead of after.
+        from fxsite.sphinx import warm_kernels
+
+        warm_kernels.start(env)
+    code = subprocess.run(command, check=False, env=env).returncode
     if code == 0 and key is not None:
         stamp.parent.mkdir(parents=True, exist_ok=True)
         stamp.write_text(key)

@@ -41,7 +41,7 @@ SERVER_ENV = "FXGUIDE_KERNEL_SERVER"
 PRELOAD = ("torch", "torch.fx", "ipykernel.kernelapp", "ipykernel.ipkernel", "IPython", "numpy")
 
 
-def start(env: dict[str, str] | None = None) -> Path:
+def start(env: dict[str, str] | None = None, *, watch_environment: bool = False) -> Path:
     """Start a kernel server for this process's lifetime and route ``python3`` kernels to it.
 
     Writes a ``python3`` kernelspec into a fresh temporary directory, puts that
@@ -49,6 +49,11 @@ def start(env: dict[str, str] | None = None) -> Path:
     server's socket, in ``env`` (default: ``os.environ``), which child processes
     (Sphinx's parallel readers, the kernels) inherit. The server stops when this
     process exits. Returns the temporary directory.
+
+    ``watch_environment`` is for a server that outlives one build (``make livehtml``):
+    before each fork it compares the installed distributions with those it started
+    with, and after any change answers "cold", so the launcher runs a plain kernel
+    that imports the packages as they are now.
     """
     env = os.environ if env is None else env
     if not isinstance(env, (dict, type(os.environ))):
@@ -63,7 +68,8 @@ def start(env: dict[str, str] | None = None) -> Path:
         "metadata": {"debugger": False},
     }, indent=1))
     sock = home / "server.sock"
-    server = subprocess.Popen([sys.executable, "-m", "fxsite.sphinx.warm_kernels", "--serve", str(sock)],
+    server = subprocess.Popen([sys.executable, "-m", "fxsite.sphinx.warm_kernels", "--serve", str(sock),
+                               *(["--watch-environment"] if watch_environment else [])],
                               env=dict(env), stdin=subprocess.DEVNULL)
 
     def stop() -> None:
@@ -135,9 +141,15 @@ def _become_kernel(request: dict, fds: list[int]) -> None:
         os._exit(code)
 
 
-def serve(path: Path) -> None:
-    """Import the heavy modules, then fork one kernel per launcher until the parent goes away."""
+def serve(path: Path, *, watch_environment: bool = False) -> None:
+    """Import the heavy modules, then fork one kernel per launcher until the parent goes away.
+
+    With ``watch_environment``, a launcher that asks after the installed distributions
+    changed (:func:`fxsite.sphinx.fingerprint.environment`) is told to run a plain kernel.
+    """
     import importlib
+
+    from fxsite.sphinx.fingerprint import environment
 
     path = Path(path)
     if not path.parent.is_dir() or path.exists():
@@ -147,17 +159,23 @@ def serve(path: Path) -> None:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(path))
     listener.listen(64)  # launchers that connect during the imports below wait in this queue
+    installed = environment() if watch_environment else None
     for name in PRELOAD:
         importlib.import_module(name)
     kernels: dict[int, socket.socket] = {}  # kernel pid -> its launcher's connection
-    running = True
 
     def stop(*_) -> None:
-        nonlocal running
-        running = False
+        # At once: no kernel of this build is still needed, and unwinding an interpreter
+        # that imported torch would keep the build waiting for a second or two.
+        for pid in kernels:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        os._exit(0)
 
     signal.signal(signal.SIGTERM, stop)
-    while running and os.getppid() == parent:
+    while os.getppid() == parent:
         ready, _, _ = select.select([listener, *kernels.values()], [], [], 0.2)
         for conn in ready:
             if conn is listener:
@@ -167,8 +185,9 @@ def serve(path: Path) -> None:
                 except (OSError, ValueError):
                     conn.close()
                     continue
-                if request.get("executable") != sys.executable:
-                    conn.sendall(b"cold\n")  # another Python: the launcher runs a plain kernel
+                if request.get("executable") != sys.executable or \
+                        (installed is not None and environment() != installed):
+                    conn.sendall(b"cold\n")  # another Python or packages: the launcher runs a plain kernel
                     conn.close()
                     for fd in fds:
                         os.close(fd)
@@ -264,14 +283,32 @@ def launch(args: list[str]) -> int:
 
 
 def start_for(app) -> None:
-    """Start this build's kernel server, once (:mod:`fxsite.sphinx.prerun` may have already)."""
-    if getattr(app, "_fxguide_kernels", None) is None and app.config.fxguide_warm_kernels:
+    """Start this build's kernel server, once (:mod:`fxsite.sphinx.prerun` may have already).
+
+    A server that ``make docs`` started before Sphinx (:mod:`fxsite.sphinx.uptodate`)
+    is used as it is: its socket and kernelspec are already in the environment.
+    """
+    if getattr(app, "_fxguide_kernels", None) is not None or not app.config.fxguide_warm_kernels:
+        return
+    given = os.environ.get(SERVER_ENV)
+    if given and Path(given).parent.joinpath("kernels", "python3", "kernel.json").is_file() and \
+            str(Path(given).parent) in os.environ.get("JUPYTER_PATH", "").split(os.pathsep):
+        app._fxguide_kernels = Path(given).parent
+    else:
         app._fxguide_kernels = start()
 
 
 def _start_if_pages_execute(app, env, docnames: list[str]) -> None:
-    """Before Sphinx reads (and forks its parallel readers): a server, if a notebook page will run."""
+    """Before Sphinx reads (and forks its parallel readers): a server, if a notebook page may run.
+
+    With :mod:`fxsite.sphinx.prerun` on (the guide's setting) in cache mode, the pages
+    to execute have run already, and reading only executes one that failed there:
+    that one runs in a plain kernel rather than paying a server's torch import on
+    every build that reads a page.
+    """
     if app.config.nb_execution_mode == "off":
+        return
+    if app.config.nb_execution_mode == "cache" and getattr(app.config, "fxguide_prerun", False):
         return
     if any(env.doc2path(name).suffix in {".md", ".ipynb"} for name in docnames):
         start_for(app)
@@ -286,6 +323,6 @@ def setup(app) -> dict:
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--serve"]:
-        serve(Path(sys.argv[2]))
+        serve(Path(sys.argv[2]), watch_environment="--watch-environment" in sys.argv[3:])
     else:
         sys.exit(launch(sys.argv[1:]))

@@ -47,14 +47,21 @@ def test_the_sources_give_queries():
     assert len(PROBLEMS) >= 10, PROBLEMS
 
 
+@pytest.fixture(scope="module")
+def search_page(site_context):
+    """One tab for every search of this module: each search starts from a fresh load of the search page."""
+    tab = site_context.new_page()
+    yield tab
+    tab.close()
+
+
 def _type_and_search(page, query: str) -> list[str]:
-    """Type ``query`` into the search box of the search page, press Enter, return the result pages, best first."""
+    """Paste ``query`` into the search box of the search page, press Enter, return the result pages, best first."""
     page.goto("search.html")
     box = page.locator("#search-results").locator("xpath=..").locator("input[name=q]")
     if box.count() == 0:
         box = page.locator("form[action*='search'] input[name=q]").first
-    box.first.fill("")
-    box.first.type(query)
+    box.first.fill(query)  # as a reader pastes an error message
     with page.expect_navigation():
         box.first.press("Enter")
     page.wait_for_function(SEARCH_DONE)
@@ -71,14 +78,14 @@ def _pages(results: list[str], site_url: str) -> list[str]:
 
 
 @pytest.mark.parametrize("message", ERROR_MESSAGES)
-def test_an_error_message_finds_the_error_index(page, site_url, message):
+def test_an_error_message_finds_the_error_index(search_page, site_url, message):
     query = _query(message)
-    found = _pages(_type_and_search(page, query), site_url)
+    found = _pages(_type_and_search(search_page, query), site_url)
     assert "reference/errors.html" in found[:TOP], f"searching {query!r}: first results {found[:5]}"
 
 
 @pytest.mark.parametrize(("expected", "symptom"), PROBLEMS)
-def test_a_symptom_finds_its_entry(page, site_url, expected, symptom):
+def test_a_symptom_finds_its_entry(search_page, site_url, expected, symptom):
     query = _query(symptom)
-    found = _pages(_type_and_search(page, query), site_url)
+    found = _pages(_type_and_search(search_page, query), site_url)
     assert expected in found[:TOP], f"searching {query!r}: first results {found[:5]}"
