@@ -157,6 +157,9 @@ def main(argv: list[str] | None = None) -> int:
             if not args.skip_tests:
                 print(f"run {run + 1} of {args.runs}: make test, fresh clone ...", flush=True)
                 tests.append(fresh_tests())
+            args.out.mkdir(parents=True, exist_ok=True)
+            (args.out / "figures-so-far.json").write_text(json.dumps(
+                {"floor": [f["total_s"] for f in floors], "clean build": cleans, "make test": tests}, indent=1))
         figures["floor"] = stats([f["total_s"] for f in floors])
         figures["clean build"] = stats(cleans)
         ratios[f"clean build / floor (budget <= {CLEAN_OVER_FLOOR:g})"] = stats(

@@ -196,9 +196,9 @@ def main(argv: list[str] | None = None) -> int:
         from fxsite.drift.build import build_docs
         from fxsite.drift.extract import ROOT, collect, only, stopped_by_watchdog
 
-        from fxsite.sphinx.fingerprint import torch_version
+        from importlib import metadata
 
-        version = torch_version().split("+")[0]  # from torch's metadata: importing torch would cost seconds
+        version = metadata.version("torch").split("+")[0]  # from torch's metadata: importing torch costs seconds
         build_dir = args.build_dir or ROOT / "_build"
         unavailable = json.loads(args.unavailable.read_text()) if args.unavailable else {}
         problems: list[str] = []
