@@ -165,7 +165,7 @@ def _cache_every_stale_page(app) -> None:
     cache = get_cache(app.config.nb_execution_cache_path)
     for path, notebook in prerun.stale_pages(app):
         cache.cache_notebook_bundle(CacheBundleIn(notebook, str(path)), check_validity=False, overwrite=True)
-        prerun._remember(app, path)
+        prerun._remember(app, [path])
 
 
 def test_a_page_runs_again_when_the_data_it_declares_changes_and_no_other_page_does(sphinx_app, docs, tmp_path):

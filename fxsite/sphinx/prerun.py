@@ -160,11 +160,14 @@ def stale_pages(app: Sphinx) -> list[tuple[Path, object]]:
     return stale
 
 
-def _remember(app: Sphinx, path: Path) -> None:
-    """Add ``path``, just stored in the cache, to the memo of :func:`stale_pages`."""
+def _remember(app: Sphinx, paths: list[Path]) -> None:
+    """Add ``paths``, just stored in the cache, to the memo of :func:`stale_pages` (one write)."""
+    if not paths:
+        return
     cache_path = Path(app.config.nb_execution_cache_path)
     memo = _read_memo(cache_path)
-    memo[path.relative_to(app.srcdir).as_posix()] = app._fxguide_entries[path]
+    for path in paths:
+        memo[path.relative_to(app.srcdir).as_posix()] = app._fxguide_entries[path]
     _write_memo(cache_path, memo)
 
 
@@ -179,7 +182,7 @@ def note_data(app: Sphinx, docname: str, source: list[str]) -> None:
     """source-read: remember the data a page declares, as it is when the page is read."""
     if not hasattr(app.env, "fxguide_page_data"):
         app.env.fxguide_page_data = {}
-    key = data_key(Path(app.env.doc2path(docname)), source[0]) if source[0].startswith("---") else ""
+    key = data_key(Path(app.env.doc2path(docname)), source[0])
     if key:
         app.env.fxguide_page_data[docname] = key
     else:
@@ -261,13 +264,15 @@ def _finish(app: Sphinx, env, docnames: list[str]) -> None:
     if not runs:
         return
     cache = get_cache(app.config.nb_execution_cache_path)
+    cached: list[Path] = []
     for path, future in runs:
         result = future.result()
         if result.err is None:
             cache.cache_notebook_bundle(CacheBundleIn(result.nb, str(path), data={"execution_seconds": result.time}),
                                         check_validity=False, overwrite=True)
-            _remember(app, path)
+            cached.append(path)
             logger.info("executed %s in %.2f s", path.name, result.time)
+    _remember(app, cached)
     app._fxguide_prerun = []
 
 
