@@ -24,6 +24,7 @@ from filelock import FileLock
 
 from fxsite import ROOT
 from fxsite.drift.build import build_docs
+from throwaway import share_kernel_server
 
 BUILD_DIR = Path(os.environ.get("FXGUIDE_BUILD_DIR", ROOT / "_build"))
 
@@ -112,6 +113,7 @@ def built_site() -> Path:
         if run is not None and marker.is_file() and marker.read_text() == run:
             return BUILD_DIR  # another worker of this run built it
         marker.unlink(missing_ok=True)
+        share_kernel_server()  # torch is imported before Sphinx starts, as `make docs` does
         done = build_docs(BUILD_DIR)
         if done.returncode != 0:
             pytest.fail(f"the docs build failed (exit {done.returncode}):\n{done.stdout[-15000:]}", pytrace=False)

@@ -57,6 +57,17 @@ def test_a_warm_kernel_runs_where_and_with_what_the_launcher_was_given(server_en
     assert probe == "from the build"
 
 
+def test_a_warm_kernel_puts_the_launchers_pythonpath_first_as_a_fresh_python_would(server_env, monkeypatch):
+    """A throwaway site sets its own PYTHONPATH after the server started: its kernels import from that site."""
+    site = server_env / "site"
+    (site / "probe_pkg").mkdir(parents=True)
+    (site / "probe_pkg" / "__init__.py").write_text("WHERE = 'the site'\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), ROOT]))
+    printed = run_in_kernel("import sys, probe_pkg; print(sys.path[:3] == [sys.path[0], {!r}, {!r}], probe_pkg.WHERE)"
+                            .format(str(site), ROOT), cwd=str(server_env))
+    assert printed == "True the site"
+
+
 def test_a_session_server_hands_out_cold_kernels_once_the_installed_packages_change(tmp_path, monkeypatch):
     """make livehtml's server lives through many builds: after a pip install its torch may be gone."""
     packages = tmp_path / "site-packages"

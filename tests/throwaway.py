@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import textwrap
 from pathlib import Path
 
 from fxsite.drift.build import build_docs
 from fxsite.drift.extract import ROOT
+from fxsite.sphinx import warm_kernels
 
 INDEX = """\
 # Throwaway site
@@ -58,6 +60,21 @@ def make_site(tmp_path: Path, page_cells: str, script: str = GOOD_SCRIPT) -> Pat
 
 
 def build(site: Path, *, force: bool = True):
+    share_kernel_server()
     return build_docs(site / "_build", force=force, cwd=site)
+
+
+def share_kernel_server() -> None:
+    """One kernel server for every docs build this test process starts, from now on.
+
+    ``make docs`` starts one server per build, before Sphinx; a test process runs
+    dozens of builds, so it starts one for all of them (in ``os.environ``, which
+    the builds inherit) instead of paying torch's import in each. Each page still
+    gets a fresh kernel forked with its build's folder, environment and
+    ``PYTHONPATH`` (the throwaway site's own fxguide). The server watches the
+    installed distributions, as ``make livehtml``'s does, and stops with the process.
+    """
+    if os.environ.get(warm_kernels.SERVER_ENV) is None:
+        warm_kernels.start(watch_environment=True)
 
 

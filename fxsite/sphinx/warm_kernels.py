@@ -101,6 +101,20 @@ def _read_request(conn: socket.socket) -> tuple[dict, list[int]]:
     return json.loads(data), fds
 
 
+def kernel_path(server_path: list[str], served: str, given: str, cwd: str) -> list[str]:
+    """The ``sys.path`` a fresh ``python -m ipykernel_launcher`` would have: its folder, then the
+    launcher's ``PYTHONPATH``, then the installation's folders (the server's, minus its own ``PYTHONPATH``).
+
+    >>> kernel_path(["/srv", "/old", "/lib"], "/old", "/site:/more", "/site/docs")
+    ['/site/docs', '/site', '/more', '/lib']
+    """
+    def entries(value: str) -> list[str]:
+        return [os.path.abspath(p) for p in value.split(os.pathsep) if p]
+
+    dropped = set(entries(served))
+    return [cwd, *entries(given), *(p for p in server_path[1:] if os.path.abspath(p) not in dropped)]
+
+
 def _become_kernel(request: dict, fds: list[int]) -> None:
     """In the forked child: take the launcher's streams, place and environment, run ipykernel."""
     for target, fd in enumerate(fds):
@@ -109,12 +123,13 @@ def _become_kernel(request: dict, fds: list[int]) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
         signal.signal(sig, signal.SIG_DFL)
     os.chdir(request["cwd"])
+    served = os.environ.get("PYTHONPATH", "")
     os.environ.clear()
     os.environ.update(request["env"])
     os.environ.pop(SERVER_ENV, None)
     limits.cap_data()  # the page's memory budget, from its size now
     sys.argv = [request["argv0"], *request["args"]]
-    sys.path[0] = os.getcwd()  # what `python -m ipykernel_launcher` would have put there
+    sys.path[:] = kernel_path(sys.path, served, os.environ.get("PYTHONPATH", ""), os.getcwd())
     code = 0
     try:
         from ipykernel import kernelapp
