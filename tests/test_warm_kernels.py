@@ -68,6 +68,24 @@ def test_a_warm_kernel_puts_the_launchers_pythonpath_first_as_a_fresh_python_wou
     assert printed == "True the site"
 
 
+def test_a_launcher_whose_python_would_run_other_startup_code_gets_a_cold_kernel(server_env, monkeypatch):
+    """A sitecustomize.py on the launcher's PYTHONPATH (the drift guard's simulated torch) runs before torch's
+    import in a fresh Python: a fork of the server, which never ran it, would not be that kernel."""
+    hooked = server_env / "hooked"
+    hooked.mkdir()
+    (hooked / "sitecustomize.py").write_text("import os\nos.environ['STARTED_BY'] = 'sitecustomize'\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(hooked), ROOT]))
+    printed = run_in_kernel("import os, sys; print('torch' in sys.modules, os.environ.get('STARTED_BY'))",
+                            cwd=str(server_env))
+    assert printed == "False sitecustomize"
+
+
+def test_a_warm_kernel_imports_this_checkouts_packages_afresh(server_env):
+    """The server imported fxsite and part of fxguide for itself; a page edited since must see its edits."""
+    assert run_in_kernel("import sys; print(sorted(m for m in sys.modules if m.startswith(('fxguide', 'fxsite'))))",
+                         cwd=str(server_env)) == "[]"
+
+
 def test_a_session_server_hands_out_cold_kernels_once_the_installed_packages_change(tmp_path, monkeypatch):
     """make livehtml's server lives through many builds: after a pip install its torch may be gone."""
     packages = tmp_path / "site-packages"

@@ -39,6 +39,7 @@ from fxsite.sphinx import limits
 
 SERVER_ENV = "FXGUIDE_KERNEL_SERVER"
 PRELOAD = ("torch", "torch.fx", "ipykernel.kernelapp", "ipykernel.ipkernel", "IPython", "numpy")
+CHECKOUT_PACKAGES = ("fxguide", "fxsite")  # never handed to a kernel pre-imported: they change under a writer
 
 
 def start(env: dict[str, str] | None = None, *, watch_environment: bool = False) -> Path:
@@ -115,6 +116,18 @@ def kernel_path(server_path: list[str], served: str, given: str, cwd: str) -> li
     return [cwd, *entries(given), *(p for p in server_path[1:] if os.path.abspath(p) not in dropped)]
 
 
+def startup_hooks(pythonpath: str) -> dict[str, bytes]:
+    """The ``sitecustomize``/``usercustomize`` modules a Python started with ``pythonpath`` would run first,
+    with their text: a kernel whose launcher's would differ from the server's cannot be one of its forks."""
+    hooks = {}
+    for folder in filter(None, pythonpath.split(os.pathsep)):
+        for name in ("sitecustomize.py", "usercustomize.py"):
+            path = Path(folder, name)
+            if path.is_file() and name not in hooks:
+                hooks[name] = path.read_bytes()
+    return hooks
+
+
 def _become_kernel(request: dict, fds: list[int]) -> None:
     """In the forked child: take the launcher's streams, place and environment, run ipykernel."""
     for target, fd in enumerate(fds):
@@ -130,6 +143,10 @@ def _become_kernel(request: dict, fds: list[int]) -> None:
     limits.cap_data()  # the page's memory budget, from its size now
     sys.argv = [request["argv0"], *request["args"]]
     sys.path[:] = kernel_path(sys.path, served, os.environ.get("PYTHONPATH", ""), os.getcwd())
+    # The server imported fxsite (and through it part of fxguide) for itself; the page imports them
+    # afresh, from its own PYTHONPATH and as they are now (a server that lives through edits: livehtml).
+    for name in [m for m in sys.modules if m.partition(".")[0] in CHECKOUT_PACKAGES]:
+        del sys.modules[name]
     code = 0
     try:
         from ipykernel import kernelapp
@@ -175,6 +192,7 @@ def serve(path: Path, *, watch_environment: bool = False) -> None:
     listener.bind(str(path))
     listener.listen(64)  # launchers that connect during the imports below wait in this queue
     installed = environment() if watch_environment else None
+    hooks = startup_hooks(os.environ.get("PYTHONPATH", ""))
     for name in PRELOAD:
         importlib.import_module(name)
     kernels: dict[int, socket.socket] = {}  # kernel pid -> its launcher's connection
@@ -201,8 +219,10 @@ def serve(path: Path, *, watch_environment: bool = False) -> None:
                     conn.close()
                     continue
                 if request.get("executable") != sys.executable or \
+                        startup_hooks(request["env"].get("PYTHONPATH", "")) != hooks or \
                         (installed is not None and environment() != installed):
-                    conn.sendall(b"cold\n")  # another Python or packages: the launcher runs a plain kernel
+                    # another Python, startup code or packages: the launcher runs a plain kernel
+                    conn.sendall(b"cold\n")
                     conn.close()
                     for fd in fds:
                         os.close(fd)
