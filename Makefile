@@ -43,7 +43,7 @@ $(STAMP): constraints.txt pyproject.toml
 docs: $(STAMP)
 	@bash .ci/ensure-tools docs
 	@$(PY) -m fxsite.sphinx.uptodate $(BUILDDIR)/html/.make-docs-stamp -- \
-	    $(PY) -m sphinx -b html -c . -W --keep-going $(SPHINXOPTS) docs $(BUILDDIR)/html
+	    $(PY) -m fxsite.sphinx.run -b html -c . -W --keep-going $(SPHINXOPTS) docs $(BUILDDIR)/html
 
 # The folders the build itself writes into docs/ are ignored, or each build would start the next.
 LIVE_IGNORE := --ignore '*/docs/gallery/*' --ignore '*/docs/api/generated/*' --ignore '*/docs/compatibility.md' \

@@ -56,3 +56,42 @@ def test_the_torch_inventory_gives_each_documented_name_its_pytorch_org_address(
     read = InventoryFile.loads(inventory.read_bytes(), uri=docs_url("2.14.1"))
     assert read["py:function", "torch.randn"].uri == "https://docs.pytorch.org/docs/2.14/generated/torch.randn.html#torch.randn"
     assert read["py:class", "torch.dtype"].uri.endswith("/tensor_attributes.html#torch.dtype")
+
+
+class _Chain:
+    def __init__(self, *components: str) -> None:
+        self.import_components = list(components)
+
+
+def test_resolved_names_are_remembered_per_environment_and_inventory(tmp_path):
+    """fxsite.sphinx.codelinks.ResolutionMemo: a name resolved once (found or not) is not resolved again
+    while the environment and the inventory stay the same; either changing starts an empty memo."""
+    from sphinx_codeautolink.extension.resolve import CouldNotResolve
+
+    from fxsite.sphinx.codelinks import ResolutionMemo
+
+    calls: list[tuple[str, ...]] = []
+
+    def resolve(chain, inventory):
+        calls.append(tuple(chain.import_components))
+        if chain.import_components[0] == "missing":
+            raise CouldNotResolve("no module named missing")
+        return ".".join(chain.import_components)
+
+    path, inventory = tmp_path / "memo.json", {"torch.randn": "url"}
+
+    def build(environment: str, inv: dict) -> list:
+        memo = ResolutionMemo(resolve, path, environment)
+        memo.start(inv)
+        found = [memo(_Chain("torch", "randn"), inv)]
+        with pytest.raises(CouldNotResolve, match="no module named missing"):
+            memo(_Chain("missing", "thing"), inv)
+        memo.save()
+        return found
+
+    assert build("env-a", inventory) == ["torch.randn"] and len(calls) == 2
+    assert build("env-a", inventory) == ["torch.randn"] and len(calls) == 2, "remembered: nothing resolved again"
+    build("env-b", inventory)
+    assert len(calls) == 4, "another environment (a new torch, an edited fxguide) resolves again"
+    build("env-b", {**inventory, "torch.fx.Graph": "url"})
+    assert len(calls) == 6, "another inventory resolves again"

@@ -33,3 +33,26 @@ def test_livehtml_runs_sphinx_autobuild_with_the_site_config_and_watches_the_pac
                           cwd=ROOT)
     assert "sphinx-autobuild" in done.stdout, done.stdout + done.stderr
     assert done.returncode == 0, "sphinx-autobuild is missing: `make venv` installs it (the docs extra)"
+
+
+
+def test_each_rebuild_runs_sphinx_through_the_fast_exit_runner(monkeypatch) -> None:
+    """live.main hands sphinx-autobuild a subprocess module whose run starts fxsite.sphinx.run."""
+    import sphinx_autobuild.__main__
+    import sphinx_autobuild.build
+
+    from fxsite.sphinx import live
+
+    monkeypatch.setenv("FXGUIDE_WARM_KERNELS", "0")
+    monkeypatch.setattr(sphinx_autobuild.build, "subprocess", subprocess)  # restored after the test
+    ran: list[list[str]] = []
+
+    def autobuild(argv):  # one rebuild, as sphinx-autobuild's server would start it
+        sphinx_autobuild.build.Builder(argv, url_host="127.0.0.1:0", pre_build_commands=[],
+                                       post_build_commands=[])(changed_paths=[])
+        return 0
+
+    monkeypatch.setattr(sphinx_autobuild.__main__, "main", autobuild)
+    monkeypatch.setattr(subprocess, "run", lambda command, *a, **k: ran.append(command))
+    assert live.main(["-b", "html", "docs", "out"]) == 0
+    assert ran == [[sys.executable, "-m", "fxsite.sphinx.run", "-b", "html", "docs", "out"]]

@@ -20,7 +20,7 @@ def sphinx_command(out: Path, *, src: Path = ROOT / "docs", conf: Path = ROOT, j
     """
     if jobs != "auto" and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise ValueError(f'sphinx_command: jobs must be "auto" or a positive int, got {jobs!r}')
-    return [sys.executable, "-m", "sphinx", "-b", "html", "-c", str(conf), "-W", "--keep-going",
+    return [sys.executable, "-m", "fxsite.sphinx.run", "-b", "html", "-c", str(conf), "-W", "--keep-going",
             "-j", str(jobs), str(src), str(Path(out) / "html")]
 
 

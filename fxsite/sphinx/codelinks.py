@@ -17,10 +17,16 @@ Three adjustments make it fit this site:
   would be rewritten without links. What it learnt of such a page in an earlier
   build comes from its cache (:func:`stored_transforms`), which it reads back
   only for ``.rst`` sources. Nothing is read or resolved when nothing is written.
+- What each name resolves to is remembered between builds (:func:`remember_resolutions`):
+  resolving imports the name's module and follows its attributes and annotations,
+  which for ``torch`` names means importing torch in Sphinx's process, about
+  2 s of a rebuild that re-read one page.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import time
 from pathlib import Path
@@ -122,6 +128,89 @@ class _AnySuffix:
                     self.folder / name)
 
 
+RESOLVED = "fxguide-resolved-names.json"
+"""In the doctree folder: what each name chain resolved to, under the key of the build's environment."""
+
+
+class ResolutionMemo:
+    """sphinx-codeautolink's ``resolve_location``, remembered by the name's import path.
+
+    A name resolves from its import path (``torch``, ``fx``, ``symbolic_trace``, ``()``...)
+    and the site's inventory alone, by importing modules and reading their attributes.
+    So the result holds as long as neither changes, nor anything installed: the memo
+    is kept under the build's fingerprint (torch, every installed distribution,
+    fxguide and fxsite's sources, Python) and a hash of the inventory, and starts
+    empty when either differs. A name that could not be resolved is remembered too,
+    and raises the same error again.
+    """
+
+    def __init__(self, resolve, path: Path, environment: str) -> None:
+        self.resolve, self.path, self.environment = resolve, path, environment
+        self.key: str | None = None
+        self.known: dict[str, list] = {}
+        self.changed = False
+
+    def start(self, inventory: dict) -> None:
+        """Before names are resolved: load what the last build with this environment and inventory resolved."""
+        digest = hashlib.sha256(json.dumps(sorted(inventory), default=str).encode()).hexdigest()[:16]
+        self.key = f"{self.environment}-{digest}"
+        try:
+            stored = json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            stored = {}
+        self.known = stored.get("names", {}) if isinstance(stored, dict) and stored.get("key") == self.key else {}
+        self.changed = False
+
+    def __call__(self, chain, inventory) -> str:
+        from sphinx_codeautolink.extension.resolve import CouldNotResolve
+
+        if self.key is None:  # not started (another caller): resolve as sphinx-codeautolink does
+            return self.resolve(chain, inventory)
+        name = "\x1f".join(map(str, chain.import_components))
+        if name not in self.known:
+            try:
+                self.known[name] = ["found", self.resolve(chain, inventory)]
+            except CouldNotResolve as error:
+                self.known[name] = ["not found", str(error)]
+            self.changed = True
+        outcome, value = self.known[name]
+        if outcome == "not found":
+            raise CouldNotResolve(value)
+        return value
+
+    def save(self) -> None:
+        if self.changed and self.key is not None:
+            self.path.write_text(json.dumps({"key": self.key, "names": self.known}))
+            self.changed = False
+
+
+def remember_resolutions(app: Sphinx) -> None:
+    """Put a :class:`ResolutionMemo` in place of sphinx-codeautolink's ``resolve_location`` for this build.
+
+    A site without ``fxguide_fingerprint`` in its configuration resolves every name every build.
+    """
+    import sphinx_codeautolink.extension as codeautolink
+
+    def start(app: Sphinx, env) -> None:
+        environment = getattr(app.config, "fxguide_fingerprint", None)
+        state = _state(app)
+        if not environment or state is None or state.do_nothing:
+            return
+        memo = ResolutionMemo(codeautolink.resolve_location, Path(app.doctreedir) / RESOLVED, environment)
+        memo.start(state.make_inventory(app))
+        codeautolink.resolve_location = memo
+        app._fxguide_resolution_memo = memo
+
+    def finish(app: Sphinx, env) -> None:
+        memo = getattr(app, "_fxguide_resolution_memo", None)
+        if memo is not None:
+            codeautolink.resolve_location = memo.resolve
+            memo.save()
+
+    app.connect("env-updated", start, priority=400)  # sphinx-codeautolink resolves at 500
+    app.connect("env-updated", finish, priority=600)
+
+
 def _keep_config_picklable(app: Sphinx) -> None:
     """sphinx-codeautolink replaces the names in ``codeautolink_custom_blocks`` by the functions
     they name, in the configuration itself, which Sphinx then cannot store with the environment
@@ -137,4 +226,5 @@ def setup(app: Sphinx) -> dict:
     app.connect("builder-inited", _keep_config_picklable, priority=600)
     app.connect("source-read", skip_gallery_pages)
     link_every_written_page(app)
+    remember_resolutions(app)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -23,7 +23,7 @@ does every build where git cannot list the files. The digest is taken before
 Sphinx starts, so a file edited during a build makes the next one run. A failed
 build removes the stamp.
 
-    python -m fxsite.sphinx.uptodate STAMP -- python -m sphinx -b html ...
+    python -m fxsite.sphinx.uptodate STAMP -- python -m fxsite.sphinx.run -b html ...
 """
 
 from __future__ import annotations
