@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -55,8 +56,10 @@ def test_the_sources_give_queries():
 
 @pytest.fixture(scope="module")
 def search_page(site_context):
-    """One tab for every search of this module: each search starts from a fresh load of the search page."""
+    """One tab for every search of this module, opened on the search page. Each search is typed into the box
+    of the results page the last one left, as a reader searches again; pressing Enter loads the page afresh."""
     tab = site_context.new_page()
+    tab.goto("search.html")
     yield tab
     tab.close()
 
@@ -64,7 +67,8 @@ def search_page(site_context):
 def _type_and_search(page, query: str) -> list[str]:
     """Paste ``query`` into the search box of the search page, press Enter, return the results listed, best first
     (at least the first ``TOP`` pages, or all of them)."""
-    page.goto("search.html")
+    if urlsplit(page.url).path.rpartition("/")[2] != "search.html":
+        page.goto("search.html")
     box = page.locator("#search-results").locator("xpath=..").locator("input[name=q]")
     if box.count() == 0:
         box = page.locator("form[action*='search'] input[name=q]").first
