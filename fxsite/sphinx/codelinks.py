@@ -77,12 +77,26 @@ def link_every_written_page(app: Sphinx) -> None:
         state = _state(app)
         if state is None or state.do_nothing:
             return
-        state.outdated_docs |= {str(Path(doc)) for doc in written}
         # pages not read again in this build (written or not): their names come from the cache
         state.cache.transforms.update(stored_transforms(app, set(state.cache.transforms)))
+        state.outdated_docs = pages_to_link(state.outdated_docs | {str(Path(doc)) for doc in written},
+                                            state.cache.transforms)
 
     app.connect("builder-inited", note_start, priority=100)
     app.connect("build-finished", before_links, priority=100)
+
+
+def pages_to_link(pages: set[str], transforms: dict[str, list]) -> set[str]:
+    """The ``pages`` with at least one name to link: sphinx-codeautolink parses and rewrites the HTML
+    of every page it is given, even one with nothing to link (a gallery page, skipped whole).
+
+    >>> class T:
+    ...     def __init__(self, *names): self.names = list(names)
+    >>> sorted(pages_to_link({"page", "gallery/example", "plain"},
+    ...                      {"page": [T(), T("torch.randn")], "gallery/example": [T(), T()]}))
+    ['page']
+    """
+    return {page for page in pages if any(t.names for t in transforms.get(page, []))}
 
 
 def _state(app: Sphinx):
