@@ -39,7 +39,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem):
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    # the xdist worker's own id (not its environment's: a pytest started by a test inherits that)
+    worker = getattr(item.config, "workerinput", {}).get("workerid", "main")
     start, cpu = time.time(), _cpu()
     yield
     line = {"test": item.nodeid, "worker": worker, "start": start, "end": time.time(), "cpu": _cpu() - cpu}
