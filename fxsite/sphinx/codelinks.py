@@ -160,7 +160,7 @@ class ResolutionMemo:
 
     def __init__(self, resolve, path: Path, environment: str) -> None:
         self.resolve, self.path, self.environment = resolve, path, environment
-        self.key: str | None = None
+        self.key = ""  # set by start(), which remember_resolutions calls before the memo is put in place
         self.known: dict[str, list] = {}
         self.changed = False
 
@@ -178,8 +178,6 @@ class ResolutionMemo:
     def __call__(self, chain, inventory) -> str:
         from sphinx_codeautolink.extension.resolve import CouldNotResolve
 
-        if self.key is None:  # not started (another caller): resolve as sphinx-codeautolink does
-            return self.resolve(chain, inventory)
         name = "\x1f".join(map(str, chain.import_components))
         if name not in self.known:
             try:
@@ -193,7 +191,7 @@ class ResolutionMemo:
         return value
 
     def save(self) -> None:
-        if self.changed and self.key is not None:
+        if self.changed:
             self.path.write_text(json.dumps({"key": self.key, "names": self.known}))
             self.changed = False
 
