@@ -76,6 +76,18 @@ def test_page_kernels_talk_over_unix_sockets_not_tcp():
     assert os.path.isabs(manager.ip) and os.stat(os.path.dirname(manager.ip)).st_mode & 0o077 == 0
 
 
+def test_page_kernels_are_waited_for_with_a_shorter_poll_than_jupyter_clients():
+    """The override only works while jupyter-client still waits through ``_async_wait(pollinterval=...)``:
+    an update that renames it would quietly bring back the 0.1 s after every page."""
+    import inspect
+
+    from jupyter_client import AsyncKernelManager
+
+    manager = limits.ipc_kernel_manager()
+    assert "pollinterval" in inspect.signature(AsyncKernelManager._async_wait).parameters
+    assert manager._async_wait is not AsyncKernelManager._async_wait
+
+
 def test_the_memory_budget_comes_from_the_environment(monkeypatch):
     monkeypatch.setenv(limits.MEMORY_ENV, "300")
     assert limits.memory_budget() == 300 << 20

@@ -14,9 +14,9 @@ the last build that succeeded into the same folder:
 - every installed distribution and its version, and the Python version
   (:func:`fxsite.sphinx.fingerprint.environment`, the key of the execution caches).
 
-When Sphinx is to run, the wrapper first starts the build's kernel server
-(:mod:`fxsite.sphinx.warm_kernels`), so that its import of torch overlaps Sphinx's
-start-up; the build uses that server, which stops when the wrapper exits.
+The wrapper first starts the build's kernel server (:mod:`fxsite.sphinx.warm_kernels`),
+so that its import of torch overlaps the digest and Sphinx's start-up; the build
+uses that server, which stops when the wrapper exits (at once, when Sphinx is not run).
 
 A forced build (``CI`` set, or ``FXGUIDE_EXECUTE=force``) always runs, and so
 does every build where git cannot list the files. The digest is taken before
@@ -65,18 +65,20 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python -m fxsite.sphinx.uptodate STAMP -- COMMAND...", file=sys.stderr)
         return 2
     stamp, command = Path(args[0]), args[2:]
+    env = dict(os.environ)
+    if env.get("FXGUIDE_WARM_KERNELS", "1") != "0":
+        # Started first, the kernel server imports torch while the digest is taken and Sphinx starts
+        # up: an edited page's kernel is the longest path of a rebuild. When Sphinx is not run,
+        # the server is stopped on exit, before its import is done.
+        from fxsite.sphinx import warm_kernels
+
+        warm_kernels.start(env)
     key = None if forced_execution() else digest(command)
     if key is not None and stamp.is_file() and stamp.read_text() == key:
         print(f"make docs: nothing has changed since the last build into {stamp.parent} "
               f"(no source, installed package or option): Sphinx not run")
         return 0
     stamp.unlink(missing_ok=True)
-    env = dict(os.environ)
-    if env.get("FXGUIDE_WARM_KERNELS", "1") != "0":
-        # Started now, the kernel server imports torch while Sphinx starts up, instead of after.
-        from fxsite.sphinx import warm_kernels
-
-        warm_kernels.start(env)
     code = subprocess.run(command, check=False, env=env).returncode
     if code == 0 and key is not None:
         stamp.parent.mkdir(parents=True, exist_ok=True)

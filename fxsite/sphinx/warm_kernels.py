@@ -208,9 +208,25 @@ def serve(path: Path, *, watch_environment: bool = False) -> None:
         os._exit(0)
 
     signal.signal(signal.SIGTERM, stop)
+    # A kernel's exit wakes the loop at once (its launcher, and Jupyter behind it, wait for the news);
+    # the 0.2 s timeout only bounds how late the server notices that its parent has gone.
+    woken, wake = socket.socketpair()
+    woken.setblocking(False)
+    wake.setblocking(False)
+    signal.set_wakeup_fd(wake.fileno())
+    signal.signal(signal.SIGCHLD, lambda *_: None)
     while os.getppid() == parent:
-        ready, _, _ = select.select([listener, *kernels.values()], [], [], 0.2)
+        try:
+            ready, _, _ = select.select([listener, woken, *kernels.values()], [], [], 0.2)
+        except InterruptedError:
+            ready = []
         for conn in ready:
+            if conn is woken:
+                try:
+                    woken.recv(4096)
+                except BlockingIOError:
+                    pass
+                continue
             if conn is listener:
                 conn, _ = listener.accept()
                 try:
@@ -229,10 +245,10 @@ def serve(path: Path, *, watch_environment: bool = False) -> None:
                     continue
                 pid = os.fork()
                 if pid == 0:
-                    listener.close()
-                    for other in kernels.values():
-                        other.close()
-                    conn.close()
+                    signal.set_wakeup_fd(-1)
+                    for open_ in (listener, woken, wake, conn, *kernels.values()):
+                        if open_ is not None:
+                            open_.close()
                     _become_kernel(request, fds)
                 for fd in fds:
                     os.close(fd)
