@@ -45,9 +45,10 @@ docs: $(STAMP)
 	@$(PY) -m fxsite.sphinx.uptodate $(BUILDDIR)/html/.make-docs-stamp -- \
 	    $(PY) -m fxsite.sphinx.run -b html -c . -W --keep-going $(SPHINXOPTS) docs $(BUILDDIR)/html
 
-# The folders the build itself writes into docs/ are ignored, or each build would start the next.
-LIVE_IGNORE := --ignore '*/docs/gallery/*' --ignore '*/docs/api/generated/*' --ignore '*/docs/compatibility.md' \
-               --ignore '*/.jupyter_cache/*' --ignore '*/__pycache__/*'
+# What the build itself writes where sphinx-autobuild watches is ignored, or each build would start the next.
+# sphinx-autobuild resolves every --ignore against the folder it runs in: these are paths from the root, not globs.
+LIVE_IGNORE := --ignore docs/gallery --ignore docs/api/generated --ignore docs/compatibility.md \
+               --ignore .jupyter_cache --re-ignore '/__pycache__/'
 livehtml: $(STAMP)
 	@bash .ci/ensure-tools docs
 	$(PY) -m fxsite.sphinx.live -b html -c . $(SPHINXOPTS) --port $(PORT) --watch fxguide --watch gallery \

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
-import fnmatch
+import os
+import queue
+import shlex
+import shutil
+import socket
 import subprocess
 import sys
+import threading
+import time
+import urllib.request
+
+import pytest
 
 from fxsite import ROOT
+from throwaway import make_site
 
 
 def _dry_run() -> str:
@@ -14,15 +24,112 @@ def _dry_run() -> str:
     return done.stdout
 
 
-def test_every_generated_path_under_docs_is_ignored_so_a_build_does_not_start_the_next() -> None:
-    command = _dry_run()
-    ignores = [part.split("'")[1] for part in command.split("--ignore ")[1:]]
+def _livehtml_arguments() -> list[str]:
+    """The arguments ``make livehtml`` gives ``python -m fxsite.sphinx.live``, as its shell would split them."""
+    words = shlex.split(_dry_run().replace("\\\n", " "))
+    start = words.index("fxsite.sphinx.live") + 1
+    return words[start:]
+
+
+def _ignore_filter(arguments: list[str]):
+    """sphinx-autobuild's own filter, made from its own reading of ``arguments``, run from the root as make does."""
+    from sphinx_autobuild.__main__ import _get_parser
+    from sphinx_autobuild.filter import IgnoreFilter
+
+    options, _ = _get_parser().parse_known_args(arguments)
+    return IgnoreFilter(options.ignore, options.re_ignore)
+
+
+def test_what_a_build_writes_where_livehtml_watches_is_ignored_and_the_sources_are_not(monkeypatch) -> None:
+    """Checked with sphinx-autobuild's own filter: it resolves each --ignore against its folder, so a
+    glob such as '*/docs/gallery/*' matched nothing, and every rebuild started the next."""
+    monkeypatch.chdir(ROOT)
+    ignored = _ignore_filter(_livehtml_arguments())
     generated = [line.strip().rstrip("/") for line in (ROOT / ".gitignore").read_text().splitlines()
                  if line.strip().startswith("docs/")]
     assert generated, "no generated path under docs/ in .gitignore"
-    for path in generated:
-        sample = f"{ROOT}/{path}/page.md" if not path.endswith(".md") else f"{ROOT}/{path}"
-        assert any(fnmatch.fnmatch(sample, glob) for glob in ignores), f"{path} is not ignored by make livehtml"
+    written = [f"{path}/page.md" if not path.endswith(".md") else path for path in generated]
+    written += ["docs/gallery/.fxguide-fingerprint", ".jupyter_cache/global.db", "fxguide/__pycache__/x.pyc"]
+    for path in written:
+        assert ignored(str(ROOT / path)), f"{path} is written by the build but not ignored by make livehtml"
+    for source in ("docs/quickstart.md", "docs/problems/index.md", "gallery/fuse_conv_bn.py", "fxguide/models/basics.py"):
+        assert not ignored(str(ROOT / source)), f"make livehtml ignores the source {source}"
+
+
+def _lines(process: subprocess.Popen) -> queue.Queue:
+    lines: queue.Queue = queue.Queue()
+
+    def read() -> None:
+        for line in process.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=read, daemon=True).start()
+    return lines
+
+
+def _wait_for(lines: queue.Queue, text: str, seen: list[str], within: float) -> bool:
+    deadline = time.monotonic() + within
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            line = lines.get(timeout=left)
+        except queue.Empty:
+            return False
+        if line is None:
+            return False
+        seen.append(line)
+        if text in line:
+            return True
+    return False
+
+
+def _serving(port: int, within: float = 60) -> None:
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5):
+                break
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+    time.sleep(1)  # the watcher is a task the server starts; give it a moment to be in place
+
+
+@pytest.mark.slow
+def test_a_saved_page_rebuilds_once_and_the_rebuild_starts_no_other(tmp_path) -> None:
+    """make livehtml's own command, run on a throwaway site: one save, one rebuild, then quiet."""
+    site = make_site(tmp_path, "```{code-cell} python\nprint('ran')\n```\n")
+    shutil.copy(ROOT / ".gitignore", site / ".gitignore")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    arguments = _livehtml_arguments()
+    arguments[arguments.index("--port") + 1] = str(port)
+    process = subprocess.Popen([sys.executable, "-m", "fxsite.sphinx.live", *arguments], cwd=site,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               env={**os.environ, "PYTHONPATH": str(site), "NO_COLOR": "1"})
+    seen: list[str] = []
+    try:
+        lines = _lines(process)
+        assert _wait_for(lines, "Waiting to detect changes", seen, 300), "".join(seen[-60:])
+        _serving(port)  # sphinx-autobuild starts watching with its web server, after that message
+        page = site / "docs" / "page.md"
+        page.write_text(page.read_text() + "\nOne more sentence.\n")
+        assert _wait_for(lines, "Detected changes", seen, 60), "".join(seen[-60:])
+        assert _wait_for(lines, "build succeeded", seen, 120), "".join(seen[-60:])
+        rebuilds = [line for line in seen if "Detected changes" in line]
+        assert len(rebuilds) == 1 and "page.md" in rebuilds[0], rebuilds
+        # The rebuild's own writes would be reported within watchfiles' debounce (1.6 s); wait well past it.
+        after: list[str] = []
+        _wait_for(lines, "Detected changes", after, 15)
+        assert not [line for line in after if "Detected changes" in line], "".join(after[-60:])
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
 
 
 def test_livehtml_runs_sphinx_autobuild_with_the_site_config_and_watches_the_package_and_gallery() -> None:

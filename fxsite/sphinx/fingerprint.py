@@ -106,9 +106,10 @@ def gallery_is_stale(gallery_out: Path, key: str, *, force: bool = False) -> boo
 
 def record_gallery_key(gallery_out: Path, key: str) -> None:
     """Note that every example in ``gallery_out`` ran under ``key`` (after a build that ran them)."""
-    gallery_out = Path(gallery_out)
-    gallery_out.mkdir(parents=True, exist_ok=True)
-    (gallery_out / STAMP).write_text(key)
+    stamp = Path(gallery_out) / STAMP
+    stamp.parent.mkdir(parents=True, exist_ok=True)
+    if not (stamp.is_file() and stamp.read_text() == key):  # left alone otherwise: a watcher sees no change
+        stamp.write_text(key)
 
 
 def rerun_gallery_when_stale(app, gallery_out: Path, key: str, *, force: bool = False) -> None:
