@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import queue
+import random
 import shlex
 import shutil
 import socket
@@ -12,6 +13,7 @@ import sys
 import threading
 import time
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -83,11 +85,34 @@ def _wait_for(lines: queue.Queue, text: str, seen: list[str], within: float) -> 
     return False
 
 
+def _port_nobody_else_is_given() -> int:
+    """A free port below the range the system hands out for port 0.
+
+    sphinx-autobuild serves only after its first build, so a port picked now must stay free for
+    that long; in a busy test run, a port of the system's range may be given to a browser or a
+    client meanwhile. Below it, a port goes only to a program that asks for it by number.
+    """
+    try:
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except OSError:  # not Linux: the start of Linux's own default range is below most systems' ranges
+        low = 32768
+    for port in random.Random().sample(range(max(1024, low - 8000), low), 200):
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port between {low - 8000} and {low}")
+
+
 def _serving(port: int, within: float = 60) -> None:
+    """Wait until the throwaway site's home page is served on ``port``."""
     deadline = time.monotonic() + within
     while True:
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5):
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as page:
+                assert "Throwaway site" in page.read().decode(), f"port {port} serves another site"
                 break
         except OSError:
             if time.monotonic() > deadline:
@@ -101,11 +126,8 @@ def test_a_saved_page_rebuilds_once_and_the_rebuild_starts_no_other(tmp_path) ->
     """make livehtml's own command, run on a throwaway site: one save, one rebuild, then quiet."""
     site = make_site(tmp_path, "```{code-cell} python\nprint('ran')\n```\n")
     shutil.copy(ROOT / ".gitignore", site / ".gitignore")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
     arguments = _livehtml_arguments()
-    arguments[arguments.index("--port") + 1] = str(port)
+    arguments[arguments.index("--port") + 1] = str(_port_nobody_else_is_given())
     process = subprocess.Popen([sys.executable, "-m", "fxsite.sphinx.live", *arguments], cwd=site,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                env={**os.environ, "PYTHONPATH": str(site), "NO_COLOR": "1"})
@@ -113,7 +135,7 @@ def test_a_saved_page_rebuilds_once_and_the_rebuild_starts_no_other(tmp_path) ->
     try:
         lines = _lines(process)
         assert _wait_for(lines, "Waiting to detect changes", seen, 300), "".join(seen[-60:])
-        _serving(port)  # sphinx-autobuild starts watching with its web server, after that message
+        _serving(int(arguments[arguments.index("--port") + 1]))  # the watcher starts with the web server
         page = site / "docs" / "page.md"
         page.write_text(page.read_text() + "\nOne more sentence.\n")
         assert _wait_for(lines, "Detected changes", seen, 60), "".join(seen[-60:])
