@@ -22,7 +22,11 @@ from throwaway import make_site
 
 
 def _dry_run() -> str:
-    done = subprocess.run(["make", "-n", "livehtml"], cwd=ROOT, capture_output=True, text=True, check=True)
+    """The commands ``make livehtml`` runs, as a top-level make prints them (under ``make test``, an
+    inherited MAKELEVEL would add "make[1]: Leaving directory ..." after them)."""
+    env = {k: v for k, v in os.environ.items() if k not in {"MAKELEVEL", "MAKEFLAGS", "MFLAGS"}}
+    done = subprocess.run(["make", "-n", "--no-print-directory", "livehtml"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, check=True)
     return done.stdout
 
 
@@ -135,7 +139,10 @@ def test_a_saved_page_rebuilds_once_and_the_rebuild_starts_no_other(tmp_path) ->
     try:
         lines = _lines(process)
         assert _wait_for(lines, "Waiting to detect changes", seen, 300), "".join(seen[-60:])
-        _serving(int(arguments[arguments.index("--port") + 1]))  # the watcher starts with the web server
+        try:
+            _serving(int(arguments[arguments.index("--port") + 1]))  # the watcher starts with the web server
+        except OSError as error:
+            raise AssertionError(f"the throwaway site is not served ({error}):\n" + "".join(seen[-60:])) from error
         page = site / "docs" / "page.md"
         page.write_text(page.read_text() + "\nOne more sentence.\n")
         assert _wait_for(lines, "Detected changes", seen, 60), "".join(seen[-60:])
