@@ -6,7 +6,6 @@ import os
 import queue
 import random
 import shlex
-import shutil
 import socket
 import subprocess
 import sys
@@ -129,9 +128,9 @@ def _serving(port: int, within: float = 60) -> None:
 def test_a_saved_page_rebuilds_once_and_the_rebuild_starts_no_other(tmp_path) -> None:
     """make livehtml's own command, run on a throwaway site: one save, one rebuild, then quiet."""
     site = make_site(tmp_path, "```{code-cell} python\nprint('ran')\n```\n")
-    shutil.copy(ROOT / ".gitignore", site / ".gitignore")
+    port = _port_nobody_else_is_given()
     arguments = _livehtml_arguments()
-    arguments[arguments.index("--port") + 1] = str(_port_nobody_else_is_given())
+    arguments[arguments.index("--port") + 1] = str(port)
     process = subprocess.Popen([sys.executable, "-m", "fxsite.sphinx.live", *arguments], cwd=site,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                env={**os.environ, "PYTHONPATH": str(site), "NO_COLOR": "1"})
@@ -140,7 +139,7 @@ def test_a_saved_page_rebuilds_once_and_the_rebuild_starts_no_other(tmp_path) ->
         lines = _lines(process)
         assert _wait_for(lines, "Waiting to detect changes", seen, 300), "".join(seen[-60:])
         try:
-            _serving(int(arguments[arguments.index("--port") + 1]))  # the watcher starts with the web server
+            _serving(port)  # the watcher starts with the web server
         except OSError as error:
             raise AssertionError(f"the throwaway site is not served ({error}):\n" + "".join(seen[-60:])) from error
         page = site / "docs" / "page.md"

@@ -216,10 +216,7 @@ def serve(path: Path, *, watch_environment: bool = False) -> None:
     signal.set_wakeup_fd(wake.fileno())
     signal.signal(signal.SIGCHLD, lambda *_: None)
     while os.getppid() == parent:
-        try:
-            ready, _, _ = select.select([listener, woken, *kernels.values()], [], [], 0.2)
-        except InterruptedError:
-            ready = []
+        ready, _, _ = select.select([listener, woken, *kernels.values()], [], [], 0.2)  # retried on EINTR (PEP 475)
         for conn in ready:
             if conn is woken:
                 try:
