@@ -46,7 +46,12 @@ extensions = [
     "fxsite.sphinx.warm_kernels",  # page kernels forked from a process that imported torch once
     "fxsite.sphinx.prerun",  # pages executed in parallel, while sphinx-gallery runs the examples
     "fxsite.sphinx.limits",  # a page cell or an example past its time limit fails the build, named
-    "fxsite.sphinx.site",  # sidebar, notebook downloads, the reference pages' directives
+    "fxsite.sphinx.site",  # sidebar, notebook downloads, install lines, source links, readable outputs
+    # Site pieces readers expect, each from the extension made for it:
+    "notfound.extension",  # a 404 page whose links work from any URL
+    "sphinx_sitemap",  # sitemap.xml for search engines
+    "sphinxext.opengraph",  # OpenGraph cards and a meta description on every page
+    "sphinx_reredirects",  # old URLs of moved or split pages redirect to their new home
 ]
 
 exclude_patterns = [
@@ -127,13 +132,21 @@ sphinx_gallery_conf = {
 
 html_theme = "pydata_sphinx_theme"
 html_title = "fxguide"
-# Where the guide is published: pyproject's Documentation URL, which fxguide.diagnose links to as well.
-html_baseurl = tomllib.loads(Path(__file__).with_name("pyproject.toml").read_text())["project"]["urls"]["Documentation"]
+# Where the guide is published and where its source lives: pyproject's project URLs (the one
+# place they are written; fxguide.diagnose links to the Documentation URL as well).
+PROJECT_URLS = tomllib.loads(Path(__file__).with_name("pyproject.toml").read_text())["project"]["urls"]
+html_baseurl = PROJECT_URLS["Documentation"]
+fxguide_repository = PROJECT_URLS["Source"]  # fxsite.sphinx.site: source/edit links, install lines
+fxguide_torch = TORCH_VERSION  # the torch every page was executed with: pinned in the install lines
 html_static_path: list[str] = []
+html_favicon = "fxsite/sphinx/static/favicon.svg"
 html_theme_options = {
     "navigation_with_keys": False,
     "show_prev_next": True,
-    "secondary_sidebar_items": ["page-toc", "notebook-download", "sourcelink"],
+    # Under each page's table of contents: run it (install line, notebook), its source, an issue.
+    "secondary_sidebar_items": ["page-toc", "notebook-download", "source-links"],
+    "article_header_end": ["run-this-page-short"],
+    "icon_links": [{"name": "Source on GitHub", "url": fxguide_repository, "icon": "fa-brands fa-github"}],
     # The whole guide, section by section, sits in the left sidebar
     # (templates/sidebar-guide.html in fxsite/sphinx), so the header does not repeat it.
     "navbar_center": [],
@@ -144,6 +157,32 @@ html_theme_options = {
 html_sidebars = {"**": ["sidebar-guide"]}
 html_context = {"default_mode": "light"}
 html_last_updated_fmt = None
+
+# -- Site pieces ------------------------------------------------------------------
+# 404 page: links are made absolute under the published path (/en/latest/).
+from urllib.parse import urlparse  # noqa: E402
+
+notfound_urls_prefix = urlparse(html_baseurl).path
+notfound_context = {
+    "title": "Page not found",
+    "body": (
+        "<h1>Page not found</h1>\n"
+        "<p>This address is not a page of the guide: it may have moved when a page was split.</p>\n"
+        "<ul><li>Search the guide with the search box above (an error message pasted whole works).</li>\n"
+        f'<li>Start from the <a href="{notfound_urls_prefix}index.html">home page</a> or the '
+        f'<a href="{notfound_urls_prefix}reference/errors.html">error index</a>.</li></ul>\n'
+    ),
+}
+# sitemap.xml lists every page under html_baseurl, which already holds the language and version.
+sitemap_url_scheme = "{link}"
+# OpenGraph: the card a chat or a social site shows for a link to a page.
+ogp_site_url = html_baseurl
+ogp_site_name = "fxguide"
+ogp_image = html_baseurl + "_static/fxguide-card.png"
+ogp_image_alt = "fxguide: a guide to torch.fx, every output checked"
+ogp_description_length = 200
+# Pages that moved: old docname -> new URL (relative to the old page). Kept for good.
+redirects: dict[str, str] = {}
 
 # Copy buttons strip Python and shell prompts and copy only the prompted lines
 # of doctest blocks (so outputs are left behind).

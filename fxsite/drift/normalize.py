@@ -47,6 +47,23 @@ def _path_rules() -> list[tuple[str, str]]:
     return sorted(paths.items(), key=lambda item: -len(item[0]))
 
 
+def hide_paths(text: str) -> str:
+    """Replace the absolute paths of this machine with names a reader can read anywhere.
+
+    What the site shows goes through this too (fxsite.sphinx.outputs): no output on a page
+    names the folders of the machine that built it. Line numbers are kept.
+
+    >>> import sysconfig
+    >>> hide_paths("File " + sysconfig.get_paths()["purelib"] + "/torch/fx/proxy.py:743, in f")
+    'File <site-packages>/torch/fx/proxy.py:743, in f'
+    """
+    string("hide_paths", "text", text)
+    for prefix, placeholder in _path_rules():
+        text = text.replace(prefix, placeholder)
+    text = re.sub(r"<tmp>/[^\s'\"]*", "<tmp>/…", text)
+    return _HOME.sub("~", text)
+
+
 def normalize(text: str) -> str:
     """Return ``text`` with meaningless differences removed.
 
@@ -60,10 +77,7 @@ def normalize(text: str) -> str:
     'def forward(self, x):\\n    return x'
     """
     string("normalize", "text", text)
-    for prefix, placeholder in _path_rules():
-        text = text.replace(prefix, placeholder)
-    text = re.sub(r"<tmp>/[^\s'\"]*", "<tmp>/…", text)
-    text = _HOME.sub("~", text)
+    text = hide_paths(text)
     # where inside an installed package a warning or frame points: torch's own line
     # numbers move with every release and mean nothing to the reader
     text = re.sub(r"(<site-packages>/[^\s:'\"]+\.py):\d+", r"\1:<line>", text)

@@ -2,7 +2,8 @@
 
 myst-nb writes each page it executes to ``<build>/jupyter_execute/<page>.ipynb``
 (outputs included). While a page is written, this copies that notebook beside
-the page's HTML (``<page>.ipynb``) and sets ``fxguide_notebook`` in the template
+the page's HTML (``<page>.ipynb``), with a first cell that installs what the page
+imports (:mod:`fxsite.sphinx.running`), and sets ``fxguide_notebook`` in the template
 context to its relative URL; ``templates/notebook-download.html`` shows the link.
 Everything stays inside the built site, so the download works offline.
 """
@@ -13,6 +14,8 @@ import shutil
 from pathlib import Path
 
 from sphinx.application import Sphinx
+
+from fxsite.sphinx import running
 
 OUTPUT_FOLDER = "jupyter_execute"  # where myst-nb writes executed notebooks, beside the html folder
 
@@ -44,6 +47,8 @@ def add_notebook_link(app: Sphinx, pagename: str, templatename: str, context: di
     target = Path(app.outdir) / f"{pagename}.ipynb"
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(source, target)
+    # A reader runs it elsewhere: its first cell installs what it imports (fxsite.sphinx.running).
+    running.rewrite_notebook(target, app.config.fxguide_torch, app.config.fxguide_repository.rstrip("/"), gallery=False)
     context["fxguide_notebook"] = Path(pagename).name + ".ipynb"  # relative to the page itself
 
 

@@ -4,6 +4,10 @@ It holds what the site needs beyond the stock theme, each part in its own module
 
 - :mod:`fxsite.sphinx.notebooks`: a "download this page as a notebook" link on
   every executed page, pointing at the executed notebook copied beside the page;
+- :mod:`fxsite.sphinx.running`: on every executed page, what to install to run it (pinned to
+  the torch it ran with), its source and edit links, and notebooks whose first cell installs;
+- :mod:`fxsite.sphinx.outputs`: outputs without the build machine's paths, errors shown as
+  the reader's line and the message (the full traceback folded), long outputs folded;
 - :mod:`fxsite.sphinx.apiref`: the directives that render the reference pages
   (the ``torch.fx`` API from the installed torch, the ``fxguide`` API from its
   docstrings), each ``torch.fx`` entry listing the guide's examples that use it;
@@ -11,6 +15,8 @@ It holds what the site needs beyond the stock theme, each part in its own module
   model-zoo survey page from the committed ``drift/torch-*/survey.json``;
 - ``templates/``: the sidebar that shows the whole guide, section by section, and the
   theme's search button with an accessible name that matches its text;
+- ``static/fxguide.css``: code and outputs wrap to the column; the run block; folded tracebacks;
+- ``static/favicon.svg``, ``static/fxguide-card.png``: the site's icon and its OpenGraph picture;
 - ``static/accessibility.css``: gives sphinx-gallery's thumbnail links back their names;
 - ``static/search-scorer.js``: the site search ranks a section whose heading the query
   covers (an error message, a symptom) first.
@@ -37,11 +43,14 @@ def _add_templates(app, config) -> None:
 
 def setup(app) -> dict:
     # Imported here, not at the top: ``python -m fxsite.web.serve`` should not load Sphinx or torch.
-    from fxsite.sphinx import apiref, notebooks, survey
+    from fxsite.sphinx import apiref, notebooks, outputs, running, survey
 
     app.connect("config-inited", _add_templates)
     app.add_css_file("accessibility.css")
+    app.add_css_file("fxguide.css")
     notebooks.setup(app)
+    running.setup(app)
+    outputs.setup(app)
     apiref.setup(app)
     survey.setup(app)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
