@@ -49,7 +49,6 @@ extensions = [
     "fxsite.sphinx.site",  # sidebar, notebook downloads, install lines, source links, readable outputs
     # Site pieces readers expect, each from the extension made for it:
     "notfound.extension",  # a 404 page whose links work from any URL
-    "sphinx_sitemap",  # sitemap.xml for search engines
     "sphinxext.opengraph",  # OpenGraph cards and a meta description on every page
     "sphinx_reredirects",  # old URLs of moved or split pages redirect to their new home
 ]
@@ -173,8 +172,7 @@ notfound_context = {
         f'<a href="{notfound_urls_prefix}reference/errors.html">error index</a>.</li></ul>\n'
     ),
 }
-# sitemap.xml lists every page under html_baseurl, which already holds the language and version.
-sitemap_url_scheme = "{link}"
+# sitemap.xml lists every page under html_baseurl (fxsite.sphinx.running.write_sitemap).
 # OpenGraph: the card a chat or a social site shows for a link to a page.
 ogp_site_url = html_baseurl
 ogp_site_name = "fxguide"

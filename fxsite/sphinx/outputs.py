@@ -10,13 +10,16 @@ reads the executed notebooks, :mod:`fxsite.drift.extract`):
 - an error is shown as the reader's own line that raised it and the message
   (:func:`short_traceback`); the full traceback into torch folds under it;
 - an output longer than :data:`LONG` lines shows its first :data:`HEAD` lines, the whole
-  of it folded under them.
+  of it folded under them;
+- a picture a cell printed gets alternative text that says what it shows (a graph drawing
+  names its nodes, :func:`describe_svg`), not the hashed file name myst-nb gives it.
 """
 
 from __future__ import annotations
 
 import html
 import re
+from pathlib import Path
 
 from docutils import nodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
@@ -78,6 +81,33 @@ def short_traceback(text: str) -> str:
     return "\n".join(body + [line for line in lines[message_start:] if line.strip()])
 
 
+_SVG_TITLE = re.compile(r'<g id="node\d+" class="node">\s*<title>([^<]*)</title>')
+
+
+def describe_svg(svg: str) -> str | None:
+    """Alternative text for a Graphviz drawing: how many nodes, and the first few by name.
+
+    >>> describe_svg('<g id="node1" class="node"><title>x</title></g><g id="node2" class="node"><title>relu</title></g>')
+    'Graph drawing, 2 nodes: x, relu'
+    >>> describe_svg("<svg></svg>") is None
+    True
+    """
+    names = [html.unescape(name) for name in _SVG_TITLE.findall(svg)]
+    if not names:
+        return None
+    shown = ", ".join(names[:10]) + (f", and {len(names) - 10} more" if len(names) > 10 else "")
+    return f"Graph drawing, {len(names)} nodes: {shown}"
+
+
+def _alt_text(srcdir: str, uri: str) -> str:
+    path = Path(srcdir, uri)
+    if path.suffix == ".svg" and path.is_file():
+        described = describe_svg(path.read_text(encoding="utf-8", errors="replace"))
+        if described:
+            return described
+    return "Picture printed by the code cell above"
+
+
 def _set_text(node: nodes.literal_block, text: str) -> None:
     node.rawsource = text
     node.children = [nodes.Text(text)]
@@ -108,6 +138,10 @@ class ReadableOutputs(SphinxPostTransform):
     formats = ("html",)
 
     def run(self, **kwargs) -> None:
+        for image in self.document.findall(nodes.image):
+            uri = image.get("uri", "")
+            if not image.get("alt") and "jupyter_execute/" in uri:  # a picture a page's cell printed
+                image["alt"] = _alt_text(self.env.srcdir, uri)
         for node in list(self.document.findall(nodes.literal_block)):
             if not _is_output(node):
                 continue

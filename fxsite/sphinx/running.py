@@ -9,6 +9,7 @@ This module works out, from the page's own code, what a reader has to install to
 - ``fxguide_source_url``, ``fxguide_edit_url``, ``fxguide_issue_url``: the page's source in the
   repository (a gallery example's is its script), from ``pyproject.toml``'s project URLs
   (``templates/source-links.html``);
+- ``sitemap.xml`` of every page (:func:`write_sitemap`);
 - the downloaded notebooks (:func:`make_runnable`): a first cell that runs the same install,
   and, for gallery examples, Markdown cells that read as Markdown (sphinx-gallery leaves
   reST roles such as ``:func:`` in them).
@@ -20,6 +21,7 @@ import json
 import re
 from pathlib import Path
 from urllib.parse import quote
+from xml.sax.saxutils import escape
 
 from fxsite import ROOT
 from fxsite.drift.normalize import hide_paths
@@ -181,8 +183,28 @@ def runnable_gallery_notebooks(app, exception) -> None:
         rewrite_notebook(path, app.config.fxguide_torch, app.config.fxguide_repository.rstrip("/"), gallery=True)
 
 
+def write_sitemap(app, exception) -> None:
+    """After a good build: ``sitemap.xml`` lists every page under the published URL.
+
+    Written from every document Sphinx knows, not from the pages this build wrote:
+    sphinx-sitemap collects the pages as they are written, so an incremental build
+    (``make docs`` after an edit, ``make livehtml``) would replace the sitemap with
+    one that lists only the pages it rewrote.
+    """
+    if exception is not None or app.builder.format != "html" or not app.config.html_baseurl:
+        return
+    base = app.config.html_baseurl.rstrip("/") + "/"
+    skip = {"404", "search", "genindex", "py-modindex"}
+    urls = sorted(base + app.builder.get_target_uri(doc) for doc in app.env.found_docs if doc not in skip)
+    lines = ['<?xml version="1.0" encoding="utf-8"?>',
+             '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">',
+             *(f"  <url><loc>{escape(url)}</loc></url>" for url in urls), "</urlset>", ""]
+    Path(app.outdir, "sitemap.xml").write_text("\n".join(lines), encoding="utf-8")
+
+
 def setup(app) -> None:
     app.add_config_value("fxguide_repository", "", "html", types=frozenset({str}))
     app.add_config_value("fxguide_torch", "", "html", types=frozenset({str}))
     app.connect("html-page-context", add_page_context)
     app.connect("build-finished", runnable_gallery_notebooks)
+    app.connect("build-finished", write_sitemap)

@@ -1,0 +1,181 @@
+"""A site people can run and read: install lines, runnable notebooks, readable outputs, site pieces.
+
+Each test reads the built site (the ``built_site`` fixture, as ``make docs`` builds it) and
+pins one thing a reader relies on (issue 39).
+"""
+
+from __future__ import annotations
+
+import html as htmllib
+import json
+import re
+import sys
+import sysconfig
+import tomllib
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from fxsite import ROOT
+from fxsite.sphinx.running import INSTALL_MARKER
+
+pytestmark = pytest.mark.docs
+
+PROJECT_URLS = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]
+TORCH = next(line.split("==")[1] for line in (ROOT / "constraints.txt").read_text().splitlines()
+             if line.startswith("torch=="))
+
+
+@pytest.fixture(scope="module")
+def site(built_site) -> Path:
+    return built_site / "html"
+
+
+def _pages(site: Path) -> list[Path]:
+    return sorted(p for p in site.rglob("*.html") if "_static" not in p.parts and "_sources" not in p.parts)
+
+
+def _executed_pages(site: Path) -> list[Path]:
+    """Pages whose code ran: a notebook sits beside them, or they are gallery examples."""
+    return [p for p in _pages(site) if p.with_suffix(".ipynb").is_file()
+            or (p.parent.name == "gallery" and p.name not in {"index.html", "sg_execution_times.html"})]
+
+
+def _machine_paths() -> list[str]:
+    paths = {str(ROOT), sys.prefix, sysconfig.get_paths()["purelib"]}
+    return sorted({p for p in paths if len(p) > 4}, key=len, reverse=True)
+
+
+def test_no_page_or_notebook_shows_a_path_of_the_build_machine(site):
+    """Outputs print torch's and the checkout's paths; the site shows them as <site-packages>, <repo>."""
+    found = []
+    for path in [*_pages(site), *site.rglob("*.ipynb")]:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        found += [f"{path.relative_to(site)}: {p}" for p in _machine_paths() if p in text]
+    assert found == [], "build-machine paths on the site:\n" + "\n".join(found[:30])
+
+
+def test_every_executed_page_says_what_to_install_pinned_to_its_torch(site):
+    pages = _executed_pages(site)
+    assert len(pages) > 40
+    missing = []
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        match = re.search(r'<pre class="fxguide-install"><code>(.*?)</code></pre>', text, re.S)
+        if not match or f"torch=={TORCH}" not in match.group(1) or PROJECT_URLS["Source"] not in match.group(1):
+            missing.append(str(page.relative_to(site)))
+    assert missing == [], "executed pages without an install line pinned to torch " + TORCH + ":\n" + "\n".join(missing)
+
+
+@pytest.mark.parametrize(("page", "extra"), [("feature-extraction.html", "models"), ("pt2/quantization.html", "quant")])
+def test_the_install_line_names_the_extras_the_page_imports(site, page, extra):
+    line = re.search(r'<pre class="fxguide-install"><code>(.*?)</code>', (site / page).read_text()).group(1)
+    assert re.search(rf"fxguide\[[a-z,]*{extra}", htmllib.unescape(line)), line
+
+
+def test_every_executed_page_links_its_source_in_the_repository(site):
+    missing = [str(p.relative_to(site)) for p in _executed_pages(site)
+               if f'href="{PROJECT_URLS["Source"]}/blob/main/' not in p.read_text(encoding="utf-8")]
+    assert missing == [], "pages without a link to their source:\n" + "\n".join(missing)
+    example = (site / "gallery" / "fuse_conv_bn.html").read_text()
+    assert f'{PROJECT_URLS["Source"]}/blob/main/gallery/fuse_conv_bn.py' in example  # the script, not generated reST
+
+
+def _notebooks(site: Path) -> list[Path]:
+    return sorted([*(p for p in site.rglob("*.ipynb") if "_downloads" not in p.parts),
+                   *(site / "_downloads").glob("*/*.ipynb")])
+
+
+def test_every_downloadable_notebook_starts_with_its_install_cell(site):
+    notebooks = _notebooks(site)
+    assert len(notebooks) > 40
+    wrong = []
+    for path in notebooks:
+        first = json.loads(path.read_text())["cells"][0]
+        source = "".join(first["source"])
+        if first["cell_type"] != "code" or not source.startswith(INSTALL_MARKER) or f"torch=={TORCH}" not in source:
+            wrong.append(f"{path.relative_to(site)}: {source[:80]!r}")
+    assert wrong == [], "\n".join(wrong)
+
+
+def test_gallery_notebooks_text_is_markdown_not_rest(site):
+    roles = []
+    for path in (site / "_downloads").glob("*/*.ipynb"):
+        for cell in json.loads(path.read_text())["cells"]:
+            text = "".join(cell["source"])
+            if cell["cell_type"] == "markdown" and re.search(r":[a-z]+:`|``\w", text):
+                roles.append(f"{path.name}: {text[:100]!r}")
+    assert roles == [], "reST left in Markdown cells:\n" + "\n".join(roles[:20])
+
+
+def test_an_error_output_shows_the_message_and_folds_the_traceback(site):
+    """limitations.html raises on purpose: each error shows a short form, the full traceback folded."""
+    text = (site / "limitations.html").read_text()
+    folded = re.findall(r'<details class="fxguide-traceback"><summary>Full traceback \((\d+) lines\)</summary>', text)
+    assert folded, "no folded traceback on the limitations page"
+    shown = re.findall(r'<div class="output traceback[^>]*><div class="highlight"><pre>((?:(?!</pre>).)*)</pre></div>'
+                       r'\s*</div>\s*<details class="fxguide-traceback">', text, re.S)
+    assert len(shown) == len(folded)
+    longest = max(len(re.sub(r"<[^>]+>", "", block).strip().splitlines()) for block in shown)
+    assert longest <= 20, f"the shown part of an error is {longest} lines"
+    assert "TraceError: symbolically traced variables cannot be used as inputs to control flow" in \
+        htmllib.unescape(re.sub(r"<[^>]+>", "", shown[0]))
+
+
+#: The most lines an error may show before its fold: Dynamo's messages (explanation, hints, the
+#: user's line) are the longest a reader needs.
+ERROR_LINES = 30
+
+
+def test_no_error_on_the_site_shows_more_than_the_reader_needs(site):
+    shown_lengths = {}
+    for page in _pages(site):
+        # what shows before a reader opens anything: the folded full tracebacks left out
+        text = re.sub(r'<details class="fxguide-traceback">.*?</details>', "", page.read_text(encoding="utf-8"),
+                      flags=re.S)
+        for block in re.findall(r'<div class="output traceback[^>]*><div class="highlight"><pre>((?:(?!</pre>).)*)</pre>',
+                                text, re.S):
+            lines = len(htmllib.unescape(re.sub(r"<[^>]+>", "", block)).strip().splitlines())
+            name = str(page.relative_to(site))
+            shown_lengths[name] = max(lines, shown_lengths.get(name, 0))
+    assert shown_lengths, "no error output found on the site"
+    too_long = {page: n for page, n in shown_lengths.items() if n > ERROR_LINES}
+    assert too_long == {}, f"error outputs longer than {ERROR_LINES} lines before the fold: {too_long}"
+
+
+def test_the_site_has_a_404_page_a_sitemap_and_a_favicon(site):
+    missing = (site / "404.html").read_text()
+    assert 'href="/en/latest/reference/errors.html"' in missing  # absolute: it is served from any address
+    urls = {loc.text for loc in ET.parse(site / "sitemap.xml").getroot().iter()
+            if loc.tag.endswith("loc")}
+    pages = {PROJECT_URLS["Documentation"] + str(p.relative_to(site)) for p in _pages(site)
+             if p.name not in {"404.html", "search.html", "genindex.html", "py-modindex.html"}}
+    assert pages - urls == set(), f"pages missing from the sitemap: {sorted(pages - urls)[:10]}"
+    assert 'rel="icon" href="_static/favicon.svg"' in (site / "index.html").read_text()
+
+
+def test_every_page_has_an_opengraph_card_and_a_description(site):
+    missing = []
+    for page in _pages(site):
+        if page.name in {"404.html", "search.html", "genindex.html", "py-modindex.html"}:
+            continue
+        text = page.read_text(encoding="utf-8")
+        for tag in ('property="og:title"', 'property="og:image"', 'name="description"'):
+            if tag not in text:
+                missing.append(f"{page.relative_to(site)}: {tag}")
+    assert missing == [], "\n".join(missing[:30])
+
+
+def test_pictures_a_cell_printed_have_alternative_text_that_says_what_they_show(site):
+    bad = []
+    for page in _pages(site):
+        for tag in re.findall(r"<img [^>]*>", page.read_text(encoding="utf-8")):
+            src = re.search(r'src="([^"]*)"', tag).group(1)
+            if not re.search(r"_images/[0-9a-f]{20,}", src):  # only pictures a page's cell printed
+                continue
+            alt = htmllib.unescape((re.search(r'alt="([^"]*)"', tag) or [None, ""])[1])
+            if not alt or re.search(r"[0-9a-f]{20,}|\.(svg|png)$", alt):
+                bad.append(f"{page.relative_to(site)}: {alt!r}")
+    assert bad == [], "\n".join(bad[:20])
+    assert "Graph drawing, " in (site / "ir.html").read_text()
