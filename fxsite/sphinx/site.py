@@ -16,6 +16,7 @@ It holds what the site needs beyond the stock theme, each part in its own module
 - ``templates/``: the sidebar that shows the whole guide, section by section, and the
   theme's search button with an accessible name that matches its text;
 - ``static/fxguide.css``: code and outputs wrap to the column; the run block; folded tracebacks;
+- ``static/fxguide.js``: the phone's navigation drawer opens scrolled to the current page;
 - ``static/favicon.svg``, ``static/fxguide-card.png``: the site's icon and its OpenGraph picture;
 - ``static/accessibility.css``: gives sphinx-gallery's thumbnail links back their names;
 - ``static/search-scorer.js``: the site search ranks a section whose heading the query
@@ -48,6 +49,7 @@ def setup(app) -> dict:
     app.connect("config-inited", _add_templates)
     app.add_css_file("accessibility.css")
     app.add_css_file("fxguide.css")
+    app.add_js_file("fxguide.js")
     notebooks.setup(app)
     running.setup(app)
     outputs.setup(app)

@@ -74,6 +74,8 @@ _INSPECT = """async () => {
           .concat([...document.querySelectorAll("a[name]")].map(e => e.name)),
     links: [...document.querySelectorAll("a[href]")].map(a => a.href),
     downloads: [...document.querySelectorAll(".sphx-glr-download a")].map(a => a.href),
+    sideways: [...document.querySelectorAll("article pre")].filter(visible)
+                .filter(pre => pre.scrollWidth > pre.clientWidth + 1).map(pre => pre.textContent.slice(0, 60)),
   };
 }""" % r"fxguide\.drawing|FxGraphDrawer|graph_drawer"  # noqa: UP031 (a JS regex in a JS literal)
 
@@ -91,6 +93,8 @@ class Visit:
     graph_drawings: dict[str, list[str]] = field(default_factory=dict)
     figures: dict[str, list[str]] = field(default_factory=dict)
     downloads: dict[str, list[str]] = field(default_factory=dict)  # sphinx-gallery's download buttons
+    sideways: list[str] = field(default_factory=list)  # code or output blocks that scroll sideways
+    blocks: int = 0  # code and output blocks seen
     accessibility: list[str] | None = None  # axe-core's violations, one line each; None: axe-core missing
 
 
@@ -130,6 +134,8 @@ def visit(site_context, site_url, built_site, offsite) -> Visit:
         if found["figures"]:
             seen.figures[name] = found["figures"]
         seen.downloads[name] = found["downloads"]
+        seen.sideways += [f"{name}: {text!r}" for text in found["sideways"]]
+        seen.blocks += page.locator("article pre").count()
         if seen.accessibility is not None:
             page.add_script_tag(path=str(AXE))
             for v in page.evaluate(_AXE_RUN, AXE_TAGS):
@@ -196,6 +202,29 @@ def test_every_page_passes_axe_wcag_a_and_aa(visit):
                     "needs Node.js and npm, e.g. `sudo apt-get install npm`)", pytrace=False)
     assert len(visit.pages) > 10
     assert visit.accessibility == [], "axe-core violations:\n" + _report(visit.accessibility)
+
+
+def test_no_code_or_output_block_scrolls_sideways(visit):
+    """At the crawl's desktop width (1280 px, narrower than the 1400 px of the review), every block fits."""
+    assert visit.blocks > 500
+    assert visit.sideways == [], f"{len(visit.sideways)} of {visit.blocks} blocks scroll sideways:\n" + \
+        _report(visit.sideways)
+
+
+def test_the_phone_drawer_opens_at_the_current_page(browser, site_url, offsite):
+    from tests.browser.conftest import _guard
+
+    context = _guard(browser.new_context(base_url=site_url, viewport={"width": 390, "height": 844}), offsite)
+    phone = context.new_page()
+    phone.goto("pt2/saving.html")  # far down the guide: the drawer must scroll to it
+    phone.locator("button.primary-toggle").click()
+    current = phone.locator("dialog#pst-primary-sidebar-modal a.current.reference.internal")
+    current.wait_for()
+    phone.wait_for_timeout(300)
+    assert current.is_visible() and current.evaluate(
+        "a => { const r = a.getBoundingClientRect(); return r.top >= 0 && r.bottom <= window.innerHeight; }"), \
+        "the current page's link is not in view when the drawer opens"
+    context.close()
 
 
 def test_every_image_is_displayed(visit):
