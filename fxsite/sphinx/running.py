@@ -72,10 +72,17 @@ def install_command(extras: list[str], torch: str, repository: str) -> str:
     return f'pip install "torch=={torch}" "{package} @ git+{repository}"'
 
 
-def install_cell(extras: list[str], torch: str, repository: str) -> dict:
-    """A notebook code cell that installs what the notebook imports (``%pip``: into its own kernel)."""
+def install_cell(extras: list[str], torch: str, repository: str, *, reads_checkout: bool = False) -> dict:
+    """A notebook code cell that installs what the notebook imports (``%pip``: into its own kernel).
+
+    A page that reads data committed in the repository (front matter ``fxguide: reads``)
+    also gets a copy of the repository and runs from its ``docs/`` folder, as it was built.
+    """
     source = (f"{INSTALL_MARKER}: the torch it was checked with, and fxguide.\n"
               f"%{install_command(extras, torch, repository)}")
+    if reads_checkout:
+        source += ("\n# This page reads data committed in the repository (the model-zoo surveys):\n"
+                   f"!git clone --depth 1 {repository} fxguide-repository\n%cd fxguide-repository/docs")
     return {"cell_type": "code", "execution_count": None, "id": "fxguide-install",
             "metadata": {"tags": ["fxguide-install"]}, "outputs": [], "source": source}
 
@@ -119,7 +126,7 @@ def _hide_output_paths(output: dict) -> dict:
     return output
 
 
-def make_runnable(notebook: dict, torch: str, repository: str, *, gallery: bool) -> dict:
+def make_runnable(notebook: dict, torch: str, repository: str, *, gallery: bool, reads_checkout: bool = False) -> dict:
     """``notebook`` with an install cell first (once), no build-machine path in its outputs and,
     from the gallery, Markdown cells that read as Markdown."""
     cells = [cell for cell in notebook["cells"] if "fxguide-install" not in cell.get("metadata", {}).get("tags", [])]
@@ -133,16 +140,17 @@ def make_runnable(notebook: dict, torch: str, repository: str, *, gallery: bool)
         for cell in cells:
             if cell["cell_type"] == "markdown":
                 cell["source"] = rest_to_markdown(_source(cell))
-    notebook = dict(notebook, cells=[install_cell(extras_for(code), torch, repository), *cells])
+    first = install_cell(extras_for(code), torch, repository, reads_checkout=reads_checkout)
+    notebook = dict(notebook, cells=[first, *cells])
     notebook["nbformat"], notebook["nbformat_minor"] = 4, max(5, notebook.get("nbformat_minor", 5))
     return notebook
 
 
-def rewrite_notebook(path: Path, torch: str, repository: str, *, gallery: bool) -> None:
+def rewrite_notebook(path: Path, torch: str, repository: str, *, gallery: bool, reads_checkout: bool = False) -> None:
     """Make the notebook file at ``path`` runnable in place (see :func:`make_runnable`)."""
     notebook = json.loads(Path(path).read_text(encoding="utf-8"))
-    Path(path).write_text(json.dumps(make_runnable(notebook, torch, repository, gallery=gallery), indent=1),
-                          encoding="utf-8")
+    runnable = make_runnable(notebook, torch, repository, gallery=gallery, reads_checkout=reads_checkout)
+    Path(path).write_text(json.dumps(runnable, indent=1), encoding="utf-8")
 
 
 def page_source(app, pagename: str) -> Path | None:

@@ -1,0 +1,160 @@
+"""Every notebook a reader downloads runs top to bottom in a fresh environment.
+
+The environment holds only what the notebook's first cell installs: the wheel of
+``fxguide`` built from this checkout, with the extras that cell names, the torch it pins,
+and the Jupyter kernel to run it. Nothing is downloaded: the installed distributions are
+those of the reference environment, linked one by one into a folder the new environment
+reads (the closure of the cell's requirements, from their metadata), so a notebook that
+imports a library its install cell does not ask for fails here as it would for a reader.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tomllib
+import venv
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+from fxsite import ROOT
+from fxsite.sphinx.running import INSTALL_MARKER
+
+pytestmark = [pytest.mark.docs, pytest.mark.slow]
+
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+TORCH = next(line.split("==")[1] for line in (ROOT / "constraints.txt").read_text().splitlines()
+             if line.startswith("torch=="))
+
+
+def _executed_sources() -> list[str]:
+    """Every page and example the site executes, named from the sources (known before the build)."""
+    pages = [p.relative_to(ROOT / "docs").with_suffix("").as_posix() for p in sorted((ROOT / "docs").rglob("*.md"))
+             if "gallery" not in p.parts and "kernelspec:" in p.read_text(encoding="utf-8")[:600]]
+    return pages + [f"gallery/{p.stem}" for p in sorted((ROOT / "gallery").glob("*.py"))]
+
+
+def _downloaded(site: Path, name: str) -> Path:
+    """The notebook a reader downloads for page or example ``name`` of the built site."""
+    if name.startswith("gallery/"):
+        found = list(site.glob(f"_downloads/*/{name.removeprefix('gallery/')}.ipynb"))
+        assert len(found) == 1, f"{name}: expected one downloadable notebook, found {found}"
+        return found[0]
+    return site / f"{name}.ipynb"
+
+
+def install_request(notebook: dict) -> tuple[set[str], str]:
+    """(the extras of fxguide, the torch release) that the notebook's install cell asks for."""
+    first = notebook["cells"][0]
+    source = "".join(first["source"])
+    assert source.startswith(INSTALL_MARKER), f"the first cell is not the install cell: {source[:80]!r}"
+    torch = re.search(r'"torch==([^"]+)"', source).group(1)
+    extras = re.search(r'"fxguide(?:\[([a-z,]*)\])? @ git\+', source).group(1)
+    return set(filter(None, (extras or "").split(","))), torch
+
+
+def closure(requirements: list[str]) -> dict[str, metadata.Distribution]:
+    """Every installed distribution ``requirements`` need, following their own requirements and extras."""
+    found: dict[str, tuple[metadata.Distribution, set[str]]] = {}
+    todo = [Requirement(r) for r in requirements]
+    while todo:
+        requirement = todo.pop()
+        name = canonicalize_name(requirement.name)
+        dist, extras = found.get(name, (None, set()))
+        if dist is not None and set(requirement.extras) <= extras:
+            continue
+        dist = dist or metadata.distribution(requirement.name)
+        extras = extras | set(requirement.extras)
+        found[name] = (dist, extras)
+        for line in dist.requires or []:
+            needed = Requirement(line)
+            if needed.marker is None or any(needed.marker.evaluate({"extra": e}) for e in extras | {""}):
+                todo.append(needed)
+    return {name: dist for name, (dist, _) in found.items()}
+
+
+def _link_distributions(dists: dict[str, metadata.Distribution], folder: Path) -> None:
+    folder.mkdir()
+    purelib = Path(sysconfig.get_paths()["purelib"])
+    for dist in dists.values():
+        for entry in {Path(str(f)).parts[0] for f in dist.files or []}:
+            source = purelib / entry
+            if entry.startswith("..") or entry.endswith(".pth") or entry == "__pycache__" or not source.exists():
+                continue
+            target = folder / entry
+            if not target.exists():
+                target.symlink_to(source)
+
+
+def _environment(extras: set[str], wheel: Path, folder: Path) -> Path:
+    """A new environment with the wheel and exactly the distributions ``fxguide[extras]`` and a kernel need."""
+    env = folder / "env"
+    venv.create(env, with_pip=False)
+    python = env / "bin" / "python"
+    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    requirements = list(PYPROJECT["dependencies"]) + ["ipykernel", "nbclient"]  # a reader's Jupyter
+    for extra in extras:
+        requirements += PYPROJECT["optional-dependencies"][extra]
+    _link_distributions(closure(requirements), folder / "allowed")
+    (site / "allowed.pth").write_text(str(folder / "allowed") + "\n")
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
+                    "--no-index", str(wheel)], check=True, capture_output=True)
+    return python
+
+
+@pytest.fixture(scope="module")
+def wheel(once_per_run) -> Path:
+    from tests.test_wheel import _build_wheel
+
+    (built,) = once_per_run("wheel", _build_wheel).glob("fxguide-*.whl")
+    return built
+
+
+def test_the_install_cell_asks_for_what_the_page_imports():
+    """The closure of fxguide[models] holds torchvision; of fxguide alone, not (the environment is strict)."""
+    assert "torchvision" in closure(["fxguide[models]"])
+    assert "torchvision" not in closure(["fxguide"]) and "torch" in closure(["fxguide"])
+
+
+def test_every_executed_page_is_checked_below():
+    assert len(_executed_sources()) > 45
+
+
+@pytest.mark.parametrize("name", _executed_sources())
+def test_a_downloaded_notebook_runs_top_to_bottom_in_a_fresh_environment(name, built_site, wheel, once_per_run,
+                                                                       tmp_path):
+    path = _downloaded(built_site / "html", name)
+    notebook = json.loads(path.read_text())
+    extras, torch = install_request(notebook)
+    assert torch == TORCH, f"{path.name} pins torch {torch}, the reference is {TORCH}"
+    python = once_per_run(f"notebook-env-{'-'.join(sorted(extras)) or 'base'}",
+                          lambda folder: _environment(extras, wheel, folder)) / "env" / "bin" / "python"
+    # Where the reader runs it: an empty folder; a page that reads the repository's data has its
+    # install cell clone the repository and change into its docs/ folder: here, a copy of that data.
+    work = tmp_path / "docs"
+    work.mkdir()
+    if "git clone" in "".join(notebook["cells"][0]["source"]):
+        shutil.copytree(ROOT / "drift", tmp_path / "drift")
+        shutil.copy(ROOT / "constraints.txt", tmp_path / "constraints.txt")
+    notebook["cells"] = notebook["cells"][1:]  # the install cell: its environment is made above
+    for cell in notebook["cells"]:
+        cell.pop("outputs", None) if cell["cell_type"] != "code" else cell.update(outputs=[], execution_count=None)
+    (work / path.name).write_text(json.dumps(notebook))
+    runner = ("import json, sys, nbformat\nfrom nbclient import NotebookClient\n"
+              "nb = nbformat.read(sys.argv[1], as_version=4)\n"
+              "NotebookClient(nb, timeout=300, kernel_name='python3', resources={'metadata': {'path': sys.argv[2]}}).execute()\n")
+    done = subprocess.run([str(python), "-c", runner, str(work / path.name), str(work)], cwd=work,
+                          capture_output=True, text=True, timeout=900,
+                          env={"PATH": f"{python.parent}:/usr/bin:/bin", "HOME": str(tmp_path), "MPLBACKEND": "Agg",
+                               "HF_HUB_OFFLINE": "1", "JUPYTER_PLATFORM_DIRS": "1"})
+    assert done.returncode == 0, f"{path.name} failed in an environment with fxguide[{','.join(sorted(extras))}]:\n" \
+                                 f"{done.stderr[-6000:]}"
