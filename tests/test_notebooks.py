@@ -51,14 +51,15 @@ def _downloaded(site: Path, name: str) -> Path:
     return site / f"{name}.ipynb"
 
 
-def install_request(notebook: dict) -> tuple[set[str], str]:
-    """(the extras of fxguide, the torch release) that the notebook's install cell asks for."""
+def install_request(notebook: dict) -> tuple[set[str], str, list[str]]:
+    """(the extras of fxguide, the torch release, other packages) that the notebook's install cell asks for."""
     first = notebook["cells"][0]
     source = "".join(first["source"])
     assert source.startswith(INSTALL_MARKER), f"the first cell is not the install cell: {source[:80]!r}"
     torch = re.search(r'"torch==([^"]+)"', source).group(1)
     extras = re.search(r'"fxguide(?:\[([a-z,]*)\])? @ git\+', source).group(1)
-    return set(filter(None, (extras or "").split(","))), torch
+    others = [r for r in re.findall(r'"([^"]+==[^"]+)"', source) if not r.startswith("torch==")]
+    return set(filter(None, (extras or "").split(","))), torch, others
 
 
 def closure(requirements: list[str]) -> dict[str, metadata.Distribution]:
@@ -81,10 +82,14 @@ def closure(requirements: list[str]) -> dict[str, metadata.Distribution]:
     return {name: dist for name, (dist, _) in found.items()}
 
 
-def _link_distributions(dists: dict[str, metadata.Distribution], folder: Path) -> None:
+def _link_distributions(dists: dict[str, metadata.Distribution], folder: Path, bin_folder: Path) -> None:
     folder.mkdir()
     purelib = Path(sysconfig.get_paths()["purelib"])
     for dist in dists.values():
+        for script in (Path(str(f)) for f in dist.files or [] if str(f).startswith("../../../bin/")):
+            target = bin_folder / script.name  # a program the distribution installs (tlparse)
+            if not target.exists():
+                target.symlink_to((purelib / script).resolve())
         for entry in {Path(str(f)).parts[0] for f in dist.files or []}:
             source = purelib / entry
             if entry.startswith("..") or entry.endswith(".pth") or entry == "__pycache__" or not source.exists():
@@ -94,17 +99,18 @@ def _link_distributions(dists: dict[str, metadata.Distribution], folder: Path) -
                 target.symlink_to(source)
 
 
-def _environment(extras: set[str], wheel: Path, folder: Path) -> Path:
-    """A new environment with the wheel and exactly the distributions ``fxguide[extras]`` and a kernel need."""
+def _environment(extras: set[str], others: list[str], wheel: Path, folder: Path) -> Path:
+    """A new environment with the wheel and exactly the distributions ``fxguide[extras]``, ``others`` and a
+    kernel need."""
     env = folder / "env"
     venv.create(env, with_pip=False)
     python = env / "bin" / "python"
     site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                capture_output=True, text=True, check=True).stdout.strip())
-    requirements = list(PYPROJECT["dependencies"]) + ["ipykernel", "nbclient"]  # a reader's Jupyter
+    requirements = list(PYPROJECT["dependencies"]) + others + ["ipykernel", "nbclient"]  # a reader's Jupyter
     for extra in extras:
         requirements += PYPROJECT["optional-dependencies"][extra]
-    _link_distributions(closure(requirements), folder / "allowed")
+    _link_distributions(closure(requirements), folder / "allowed", python.parent)
     (site / "allowed.pth").write_text(str(folder / "allowed") + "\n")
     subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
                     "--no-index", str(wheel)], check=True, capture_output=True)
@@ -134,10 +140,11 @@ def test_a_downloaded_notebook_runs_top_to_bottom_in_a_fresh_environment(name, b
                                                                        tmp_path):
     path = _downloaded(built_site / "html", name)
     notebook = json.loads(path.read_text())
-    extras, torch = install_request(notebook)
+    extras, torch, others = install_request(notebook)
     assert torch == TORCH, f"{path.name} pins torch {torch}, the reference is {TORCH}"
-    python = once_per_run(f"notebook-env-{'-'.join(sorted(extras)) or 'base'}",
-                          lambda folder: _environment(extras, wheel, folder)) / "env" / "bin" / "python"
+    name = "-".join(sorted(extras) + [o.split("==")[0] for o in others]) or "base"
+    python = once_per_run(f"notebook-env-{name}", lambda folder: _environment(extras, others, wheel, folder)) \
+        / "env" / "bin" / "python"
     # Where the reader runs it: an empty folder; a page that reads the repository's data has its
     # install cell clone the repository and change into its docs/ folder: here, a copy of that data.
     work = tmp_path / "docs"

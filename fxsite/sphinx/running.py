@@ -30,8 +30,10 @@ from fxsite.drift.normalize import hide_paths
 EXTRA_MARKERS: dict[str, tuple[str, ...]] = {
     "models": ("torchvision", "timm", "transformers", "fxguide.models.real", "fxguide.diagnose"),
     "quant": ("torchao",),
-    "draw": ("matplotlib", "fxguide.display.drawing", "plot_graphs"),
+    "draw": ("matplotlib", "fxguide.display.drawing", "plot_graphs", "FxGraphDrawer"),
 }
+#: Tools a page runs that fxguide does not need: installed beside it, at the version the site was built with.
+TOOL_MARKERS: dict[str, tuple[str, ...]] = {"tlparse": ("tlparse",)}
 
 #: The first line of the install cell: the notebook test finds the cell by it.
 INSTALL_MARKER = "# Install what this notebook imports"
@@ -53,13 +55,25 @@ def extras_for(code: str) -> list[str]:
                   if any(re.search(rf"\b{re.escape(marker)}\b", code) for marker in markers))
 
 
-def install_command(extras: list[str], torch: str, repository: str) -> str:
+def tools_for(code: str) -> list[str]:
+    """The tools besides fxguide that ``code`` runs, pinned as the reference environment has them.
+
+    >>> tools_for("subprocess.run([tlparse, trace])")[0].startswith("tlparse==")
+    True
+    """
+    pins = dict(line.strip().split("==", 1) for line in (ROOT / "constraints.txt").read_text().splitlines()
+                if "==" in line and not line.startswith("#"))
+    return [f"{tool}=={pins[tool]}" for tool, markers in TOOL_MARKERS.items()
+            if any(re.search(rf"\b{re.escape(marker)}\b", code) for marker in markers)]
+
+
+def install_command(extras: list[str], torch: str, repository: str, tools: list[str] = ()) -> str:
     """The ``pip install`` line that gets what a page imports.
 
     >>> install_command(["models"], "2.14.1", "https://github.com/o/r")
     'pip install "torch==2.14.1" "fxguide[models] @ git+https://github.com/o/r"'
-    >>> install_command([], "2.14.1", "https://github.com/o/r")
-    'pip install "torch==2.14.1" "fxguide @ git+https://github.com/o/r"'
+    >>> install_command([], "2.14.1", "https://github.com/o/r", ["tlparse==0.4.3"])
+    'pip install "torch==2.14.1" "fxguide @ git+https://github.com/o/r" "tlparse==0.4.3"'
     """
     unknown = set(extras) - set(EXTRA_MARKERS)
     if unknown:
@@ -69,17 +83,18 @@ def install_command(extras: list[str], torch: str, repository: str) -> str:
     if not isinstance(repository, str) or not repository.startswith("https://"):
         raise ValueError(f"install_command: repository must be an https URL, got {repository!r}")
     package = f"fxguide[{','.join(extras)}]" if extras else "fxguide"
-    return f'pip install "torch=={torch}" "{package} @ git+{repository}"'
+    return f'pip install "torch=={torch}" "{package} @ git+{repository}"' + "".join(f' "{t}"' for t in tools)
 
 
-def install_cell(extras: list[str], torch: str, repository: str, *, reads_checkout: bool = False) -> dict:
+def install_cell(extras: list[str], torch: str, repository: str, *, tools: list[str] = (),
+                 reads_checkout: bool = False) -> dict:
     """A notebook code cell that installs what the notebook imports (``%pip``: into its own kernel).
 
     A page that reads data committed in the repository (front matter ``fxguide: reads``)
     also gets a copy of the repository and runs from its ``docs/`` folder, as it was built.
     """
     source = (f"{INSTALL_MARKER}: the torch it was checked with, and fxguide.\n"
-              f"%{install_command(extras, torch, repository)}")
+              f"%{install_command(extras, torch, repository, tools)}")
     if reads_checkout:
         source += ("\n# This page reads data committed in the repository (the model-zoo surveys):\n"
                    f"!git clone --depth 1 {repository} fxguide-repository\n%cd fxguide-repository/docs")
@@ -140,7 +155,7 @@ def make_runnable(notebook: dict, torch: str, repository: str, *, gallery: bool,
         for cell in cells:
             if cell["cell_type"] == "markdown":
                 cell["source"] = rest_to_markdown(_source(cell))
-    first = install_cell(extras_for(code), torch, repository, reads_checkout=reads_checkout)
+    first = install_cell(extras_for(code), torch, repository, tools=tools_for(code), reads_checkout=reads_checkout)
     notebook = dict(notebook, cells=[first, *cells])
     notebook["nbformat"], notebook["nbformat_minor"] = 4, max(5, notebook.get("nbformat_minor", 5))
     return notebook
@@ -179,8 +194,8 @@ def add_page_context(app, pagename: str, templatename: str, context: dict, doctr
     context["fxguide_edit_url"] = f"{repository}/edit/main/{relative}"
     executed = source.suffix == ".py" or "kernelspec" in app.env.metadata.get(pagename, {})
     if executed and doctree is not None:
-        context["fxguide_install"] = install_command(extras_for(source.read_text(encoding="utf-8")),
-                                                     config.fxguide_torch, repository)
+        code = source.read_text(encoding="utf-8")
+        context["fxguide_install"] = install_command(extras_for(code), config.fxguide_torch, repository, tools_for(code))
 
 
 def runnable_gallery_notebooks(app, exception) -> None:
