@@ -179,3 +179,17 @@ def test_pictures_a_cell_printed_have_alternative_text_that_says_what_they_show(
                 bad.append(f"{page.relative_to(site)}: {alt!r}")
     assert bad == [], "\n".join(bad[:20])
     assert "Graph drawing, " in (site / "ir.html").read_text()
+
+
+def test_every_gallery_thumbnail_is_the_examples_own_card(site, tmp_path):
+    """Not sphinx-gallery's placeholder nor a graph shrunk to a sliver: the card fxsite draws for it."""
+    from fxsite.sphinx.thumbnails import CARDS, draw_card
+
+    scripts = sorted(p.stem for p in (ROOT / "gallery").glob("*.py"))
+    assert sorted(CARDS) == scripts
+    index = (site / "gallery" / "index.html").read_text()
+    for name in scripts:
+        draw_card(*CARDS[name], tmp_path / f"{name}.png")
+        shown = site / "_images" / f"sphx_glr_{name}_thumb.png"
+        assert f"sphx_glr_{name}_thumb.png" in index
+        assert shown.read_bytes() == (tmp_path / f"{name}.png").read_bytes(), f"{name}: the thumbnail is not its card"

@@ -8,6 +8,8 @@ It holds what the site needs beyond the stock theme, each part in its own module
   the torch it ran with), its source and edit links, and notebooks whose first cell installs;
 - :mod:`fxsite.sphinx.outputs`: outputs without the build machine's paths, errors shown as
   the reader's line and the message (the full traceback folded), long outputs folded;
+- :mod:`fxsite.sphinx.thumbnails`: each gallery example's thumbnail, a card saying its part of
+  the guide (FX or PT2) and what it does, readable at thumbnail size;
 - :mod:`fxsite.sphinx.apiref`: the directives that render the reference pages
   (the ``torch.fx`` API from the installed torch, the ``fxguide`` API from its
   docstrings), each ``torch.fx`` entry listing the guide's examples that use it;
@@ -44,7 +46,7 @@ def _add_templates(app, config) -> None:
 
 def setup(app) -> dict:
     # Imported here, not at the top: ``python -m fxsite.web.serve`` should not load Sphinx or torch.
-    from fxsite.sphinx import apiref, notebooks, outputs, running, survey
+    from fxsite.sphinx import apiref, notebooks, outputs, running, survey, thumbnails
 
     app.connect("config-inited", _add_templates)
     app.add_css_file("accessibility.css")
@@ -53,6 +55,7 @@ def setup(app) -> dict:
     notebooks.setup(app)
     running.setup(app)
     outputs.setup(app)
+    thumbnails.setup(app)
     apiref.setup(app)
     survey.setup(app)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,79 @@
+"""The gallery's thumbnails: one picture per example, chosen for it and readable at thumbnail size.
+
+sphinx-gallery makes a thumbnail from an example's first figure, or a placeholder when it has
+none: a graph drawing shrunk to 400 x 280 pixels is a sliver, and seven examples print no
+figure. Each example gets instead a card made here, with matplotlib: which part of the
+guide it belongs to (FX or PT2, by colour and name) and what it does, in words large enough
+to read. They are drawn after sphinx-gallery wrote its own, over them, on every build
+(a few milliseconds each), so a card never goes stale.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+#: Example (the script's name) -> (part of the guide, what it does, in at most three short lines).
+CARDS: dict[str, tuple[str, str]] = {
+    "fx_api_tour": ("FX", "A tour of\nthe torch.fx API"),
+    "draw_graphs": ("FX", "Draw a graph,\nbefore and after"),
+    "replace_add_with_mul": ("FX", "Replace one\noperation everywhere"),
+    "replace_pattern": ("FX", "Rewrite a subgraph\nwhere it is valid"),
+    "dead_code_and_constant_folding": ("FX", "Remove dead code,\nfold constants"),
+    "inline_submodule": ("FX", "Inline a\nsubmodule call"),
+    "invert_function": ("FX", "Invert a function,\nnode by node"),
+    "decompose_with_proxies": ("FX", "Decompose\nactivations"),
+    "shape_propagation": ("FX", "Shapes and dtypes\non every node"),
+    "profile_nodes": ("FX", "Profile a model\nnode by node"),
+    "fuse_conv_bn": ("FX", "Fuse conv and\nbatch norm"),
+    "feature_extraction": ("FX", "Feature maps,\nstage by stage"),
+    "observers_fake_quant": ("FX", "Observers and\nfake quantization"),
+    "concrete_tracing": ("FX", "Trace with\nconcrete values"),
+    "pt2_backward_graph": ("PT2", "The backward graph\nof a compiled model"),
+    "pt2_fold_bn_aten": ("PT2", "Fold batch norm\nin an exported graph"),
+    "pt2_int8_lowering": ("PT2", "Int8 kernels\nfrom Inductor"),
+    "pt2_quantization_error_by_layer": ("PT2", "Quantization error,\nlayer by layer"),
+}
+COLOURS = {"FX": "#1f6feb", "PT2": "#ee4c2c"}
+SIZE = (400, 280)  # sphinx-gallery's default thumbnail size, in pixels
+
+
+def draw_card(part: str, text: str, path: Path) -> None:
+    """Write the card of one example to ``path`` (a PNG of :data:`SIZE`)."""
+    if part not in COLOURS:
+        raise ValueError(f"draw_card: part must be one of {sorted(COLOURS)}, got {part!r}")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure = plt.figure(figsize=(SIZE[0] / 100, SIZE[1] / 100), dpi=100)
+    figure.patch.set_facecolor("white")
+    axes = figure.add_axes((0, 0, 1, 1))
+    axes.set_xlim(0, SIZE[0])
+    axes.set_ylim(0, SIZE[1])
+    axes.axis("off")
+    axes.add_patch(plt.Rectangle((0, SIZE[1] - 56), SIZE[0], 56, color=COLOURS[part]))
+    axes.text(20, SIZE[1] - 28, part, color="white", fontsize=24, weight="bold", va="center")
+    label = axes.text(20, (SIZE[1] - 56) / 2, text, color="#1f2328", fontsize=27, va="center", linespacing=1.25)
+    renderer = figure.canvas.get_renderer()
+    while label.get_window_extent(renderer).x1 > SIZE[0] - 12:  # as large as fits the card's width
+        label.set_fontsize(label.get_fontsize() - 1)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, facecolor="white")
+    plt.close(figure)
+
+
+def write_cards(app) -> None:
+    """After sphinx-gallery made its thumbnails: draw each example's card over its thumbnail."""
+    gallery = Path(app.srcdir) / "gallery"
+    scripts = {p.stem for p in (Path(app.confdir) / "gallery").glob("*.py")}
+    missing = sorted(scripts - CARDS.keys())
+    if missing:
+        raise ValueError(f"fxsite.sphinx.thumbnails: the gallery examples {missing} have no card: "
+                         "add each to CARDS (its part of the guide and what it does)")
+    for name in sorted(scripts):
+        draw_card(*CARDS[name], gallery / "images" / "thumb" / f"sphx_glr_{name}_thumb.png")
+
+
+def setup(app) -> None:
+    app.connect("builder-inited", write_cards, priority=900)  # sphinx-gallery generates at the default 500
