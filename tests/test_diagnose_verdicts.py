@@ -1,4 +1,4 @@
-"""fxguide.diagnose verdicts that cannot be fooled: frozen draws and state, structure, precision, caches, the CLI's inputs."""
+"""fxguide.diagnose verdicts that cannot be fooled: frozen draws and state, structure, precision, caches, the CLI."""
 
 from __future__ import annotations
 
@@ -371,3 +371,24 @@ def test_an_expanded_input_is_copied_by_its_storage_not_every_element() -> None:
     assert copy.stride() == x.stride() and copy.untyped_storage().data_ptr() != x.untyped_storage().data_ptr()
     with pytest.raises(ValueError, match="pass a smaller example or your own second input"):
         like(((x,), {}), seed=1)
+
+
+@pytest.mark.parametrize(("call", "error", "message"), [
+    (lambda: examine(nn.LazyLinear(3), ((torch.ones(2, 4),), {})), ValueError,
+     "lazy parameters not yet initialized .*call the model once"),
+    (lambda: examine(nn.Linear(4, 4), X, tools=None), ValueError, "tools must be a non-empty list or tuple"),
+    (lambda: diagnose.describe_inputs(None), TypeError, "inputs must be \\(args, kwargs\\)"),
+    (lambda: diagnose.Diagnosis(None, None, results=None), TypeError, "model and inputs must be str"),
+    (lambda: diagnose.captures.symbolic_trace(None, (), {}), TypeError, "model must be a torch.nn.Module"),
+    (lambda: diagnose.captures.unbound_defaults(nn.Linear(1, 1), (1, 2, 3), {}), TypeError,
+     "the inputs do not fit Linear.forward"),
+    (lambda: diagnose.captures.batch_dims(None, (), {}), TypeError, "model must be a torch.nn.Module"),
+    (lambda: diagnose.captures.export(nn.Linear(1, 1), "x", {}), TypeError, "args must be a tuple"),
+])
+def test_bad_arguments_to_diagnose_and_its_captures_say_what_was_wrong(call, error, message) -> None:
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_the_compare_submodule_stays_reachable_from_the_package() -> None:
+    assert diagnose.compare.like is like

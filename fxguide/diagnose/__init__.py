@@ -208,7 +208,7 @@ def judge(captured: Callable[..., Any], inputs: Inputs, ref: Reference, reset: C
         wrong = [s for s in SEEDS if _compare(outputs[s], ref.outputs[s], ref.float64 if s == SEEDS[0] else None)]
         if wrong:
             frozen = not any(_differ(outputs[s], got) for s in SEEDS)
-            mismatch = FROZE_RANDOM if frozen else f"values differ under seed {wrong[0]}"
+            mismatch = FROZE_RANDOM if frozen else (mismatch or f"values differ under seed {wrong[0]}")
     reset()
     result.matches, result.mismatch = not mismatch, mismatch
 
@@ -337,6 +337,11 @@ def examine(model: nn.Module, example: Inputs, other: Inputs | None = None,
                          f"torchvision ({type(model).__module__}), so there is no library route to run; "
                          "choose other tools")
     timeout = finite_number("diagnose", "timeout", timeout, positive=True)
+    lazy = [name for name, p in model.named_parameters() if isinstance(p, nn.parameter.UninitializedParameter)]
+    if lazy:
+        raise ValueError(f"diagnose: {type(model).__name__} has lazy parameters not yet initialized ({lazy[0]}"
+                         f"{' and others' if len(lazy) > 1 else ''}); call the model once on an example to "
+                         "initialize them, then diagnose it")
     if batch is not None and not callable(batch):
         raise TypeError(f"diagnose: batch must be a function batch(size, seed) -> (args, kwargs), got {batch!r}")
     args, kwargs = check_inputs("diagnose", example)
@@ -438,7 +443,7 @@ def describe_inputs(inputs: Inputs) -> str:
         if isinstance(value, dict):
             return "{" + ", ".join(f"{k}: {one(v)}" for k, v in value.items()) + "}"
         return repr(value) if len(repr(value)) <= 20 else type(value).__name__
-    args, kwargs = inputs
+    args, kwargs = check_inputs("describe_inputs", inputs)
     return ", ".join([*(one(a) for a in args), *(f"{k}={one(v)}" for k, v in kwargs.items())]) or "no inputs"
 
 

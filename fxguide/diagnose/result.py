@@ -102,7 +102,8 @@ class ToolResult:
         if self.mismatch.startswith(NONDETERMINISTIC):
             return f"not judged: {NONDETERMINISTIC}"
         if self.mismatch.startswith(CANNOT_COMPARE):
-            return "not compared: " + self.mismatch.removeprefix(CANNOT_COMPARE).lstrip(": ").split(" (")[0].split(" at ")[0]
+            reason = self.mismatch.removeprefix(CANNOT_COMPARE).lstrip(": ")
+            return "not compared: " + reason.split(" (")[0].split(" at ")[0]
         kind, _, rest = self.mismatch.partition(": ")
         return f"second input: {kind}" if rest and kind.isidentifier() else f"differs: {self.mismatch}"
 

@@ -94,7 +94,8 @@ class CallerState:
 
     def __enter__(self) -> CallerState:
         self.torch = torch.get_rng_state()
-        self.cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() and torch.cuda.is_initialized() else None
+        cuda = torch.cuda.is_available() and torch.cuda.is_initialized()
+        self.cuda = torch.cuda.get_rng_state_all() if cuda else None
         self.python = random.getstate()
         numpy = sys.modules.get("numpy")
         self.numpy = (numpy, numpy.random.get_state()) if numpy is not None else None
