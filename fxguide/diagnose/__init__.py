@@ -185,8 +185,8 @@ def judge(captured: Callable[..., Any], inputs: Inputs, ref: Reference, reset: C
           result: ToolResult) -> None:
     """Call ``captured`` as eager was called for ``ref`` and set ``result``'s ``matches`` and ``mismatch``.
 
-    A mismatch on another seed, where the capture's output stays the same, is :data:`FROZE_RANDOM`;
-    on a second call in a row, where it stays the same, :data:`FROZE_STATE`.
+    A mismatch on another seed, where the capture's output stays the same, is ``"froze a random draw"``;
+    on a second call in a row, where it stays the same, ``"froze state from the first call"``.
     """
     if ref.unstable:
         result.matches, result.mismatch = False, f"{NONDETERMINISTIC}: " + "; ".join(ref.kinds())
@@ -198,7 +198,7 @@ def judge(captured: Callable[..., Any], inputs: Inputs, ref: Reference, reset: C
     mismatch = comparison.mismatch
     if ref.history and not mismatch:
         again = call(captured, inputs, SEEDS[0])
-        if _compare(again, ref.second, ref.float64):
+        if _compare(again, ref.second):
             mismatch = FROZE_STATE if not _differ(again, got) else "values differ on a second call"
     if ref.random and comparison.compared:
         outputs = {SEEDS[0]: got}
@@ -218,8 +218,8 @@ def run_tool(tool: str, model: nn.Module, example: Inputs, other: Inputs, eager_
              reset: Callable[[], None] | None = None, more: Sequence[tuple[int, Inputs, Any]] = ()) -> ToolResult:
     """Capture ``model`` with ``tool`` (or ``capture``) on ``example``; compare on ``other`` with ``eager_other``.
 
-    ``eager_other`` is eager's output on ``other``, or a :class:`Reference` (which also tells frozen random
-    draws and frozen state). ``reset()`` puts the model back as it was before the capture (the state eager's
+    ``eager_other`` is eager's output on ``other``, or a :class:`~fxguide.diagnose.Reference` (which also
+    tells frozen random draws and frozen state). ``reset()`` puts the model back as it was before the capture (the state eager's
     reference started from); ``more`` lists further ``(batch size, inputs, eager output)`` checked when the
     capture admits that batch size (the dynamic-batch export). Never raises for what the tool or the capture
     does: the result says it.
@@ -456,5 +456,5 @@ class _CallableModule(types.ModuleType):
 
 sys.modules[__name__].__class__ = _CallableModule
 
-__all__ = ["CAPTURES", "TIMEOUT", "TITLES", "TOOLS", "Diagnosis", "ToolResult", "call", "diagnose",
-           "describe_inputs", "examine", "run_tool"]
+__all__ = ["CAPTURES", "SEEDS", "TIMEOUT", "TITLES", "TOOLS", "Diagnosis", "Reference", "ToolResult", "call",
+           "diagnose", "describe_inputs", "examine", "judge", "reference", "run_tool", "seed_everything"]

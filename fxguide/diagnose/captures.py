@@ -70,8 +70,8 @@ def export(model, args, kwargs, dynamic_shapes=None, strict=False):
     return module, len(program.graph.nodes)
 
 
-def batch_range(program: torch.export.ExportedProgram) -> tuple[int, float] | None:
-    """The batch sizes an exported program's ranges give: ``(lowest, highest)`` over its inputs' first dimensions.
+def batch_range(program: Any) -> tuple[int, float] | None:
+    """The batch sizes an ``ExportedProgram``'s ranges give: ``(lowest, highest)`` over its inputs' first dimensions.
 
     ``None`` when no input's first dimension stayed dynamic (export specialized it). The lowest is usually
     2 (export assumes a dynamic size is neither 0 nor 1), but the program's module does not check it:

@@ -35,15 +35,15 @@ from torch.utils import _pytree as pytree
 from fxguide._checks import int_at_least, seed_value
 
 RTOL, ATOL = 1e-3, 1e-4
-"""Float32 and float64 tensors: each element within ``ATOL + RTOL * |eager element|``."""
+"""Each element of a float32 or float64 tensor must lie within ``ATOL + RTOL * |eager element|``."""
 
 LOW_PRECISION_FACTOR = 3.0
-"""Below float32, against a float64 reference: the capture's error (largest and root-mean-square) may be
-at most this many times eager's own, plus one unit of the dtype's precision."""
+"""How much larger than eager's own error the capture's may be, below float32, against a float64 reference
+(its largest and its root-mean-square error, each plus one unit of the dtype's precision)."""
 
 LOW_PRECISION_ULPS = 8
-"""Below float32 without a reference: each element within this many units of the dtype's precision
-(``eps * (1 + |eager element|)``)."""
+"""How many units of the dtype's precision (``eps * (1 + |eager element|)``) each element may be off, below
+float32 when there is no float64 reference."""
 
 Inputs = tuple[tuple[Any, ...], dict[str, Any]]
 """A model's inputs, as positional arguments and keyword arguments."""

@@ -164,7 +164,7 @@ class Snapshot:
     Recorded, per module: its attribute dictionary (so attributes a tool added,
     removed or rebound are undone, hooks and the ``training`` flag included); the
     contents of the containers (lists, dicts, sets) and plain Python objects
-    (a config, a state holder) it holds, to any depth up to :data:`DEPTH`; and for
+    (a config, a state holder) it holds, to any depth up to ``Snapshot.DEPTH``; and for
     every tensor it holds (parameters, buffers, tensors in attributes and
     containers) the memory its ``.data`` is, its ``requires_grad`` flag and a copy
     of its values, kept in a temporary file rather than in memory. A tensor
