@@ -295,8 +295,8 @@ def _decisions(captured: Any) -> str:
     shown = "; ".join(f"{Path(d.filename).name}:{d.lineno} {d.kind} {d.code.strip()!r} -> {d.value!r}"
                       for d in taken[:3])
     more = f" and {len(taken) - 3} more" if len(taken) > 3 else ""
-    return (f"guarded: holds only for inputs that give the same answers to the {len(taken)} decision(s) on "
-            f"values it took on the example (it raises GuardError on others): {shown}{more}")
+    return (f"guarded: holds only for inputs that give the same answers to the {len(taken)} decision(s) it took "
+            f"on traced sizes and data (it raises GuardError on others): {shown}{more}")
 
 
 @contextlib.contextmanager
