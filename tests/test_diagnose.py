@@ -137,7 +137,8 @@ def test_snapshot_names_what_changed_before_it_puts_it_back() -> None:
     model(torch.randn(2, 4))
     found = snapshot.differences()
     assert "the model: attribute 'table' rebound" in found
-    assert "a list attribute's contents changed" in found and "a dict attribute's contents changed" in found
+    assert "the contents of a list the model holds changed" in found
+    assert "the contents of a dict the model holds changed" in found
     snapshot.restore()
     assert snapshot.differences() == []
 

@@ -18,10 +18,28 @@ from torch.utils import _pytree as pytree
 Capture = Callable[[nn.Module, tuple[Any, ...], dict[str, Any]], tuple[Callable[..., Any], int]]
 
 
+def check(caller: str, model: Any, args: Any, kwargs: Any) -> None:
+    """A ``TypeError`` saying what to pass, unless ``model`` is a Module, ``args`` a tuple and ``kwargs`` a dict."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"{caller}: model must be a torch.nn.Module, got {type(model).__name__}")
+    if not isinstance(args, tuple) or not isinstance(kwargs, dict):
+        raise TypeError(f"{caller}: args must be a tuple and kwargs a dict, got {type(args).__name__} and "
+                        f"{type(kwargs).__name__}; for one tensor x pass (x,), {{}}")
+
+
+def _bind(caller: str, model: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    check(caller, model, args, kwargs)
+    signature = inspect.signature(model.forward)
+    try:
+        return signature, signature.bind_partial(*args, **kwargs)
+    except TypeError as exc:
+        raise TypeError(f"{caller}: the inputs do not fit {type(model).__name__}.forward{signature}: {exc}; "
+                        "pass the inputs as you would call the model") from None
+
+
 def unbound_defaults(model: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
     """The ``forward`` parameters the example does not pass, with their defaults (``concrete_args``)."""
-    signature = inspect.signature(model.forward)
-    bound = signature.bind_partial(*args, **kwargs)
+    signature, bound = _bind("unbound_defaults", model, args, kwargs)
     return {name: p.default for name, p in signature.parameters.items()
             if name not in bound.arguments and p.default is not inspect.Parameter.empty
             and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)}
@@ -29,6 +47,7 @@ def unbound_defaults(model: nn.Module, args: tuple[Any, ...], kwargs: dict[str, 
 
 def symbolic_trace(model, args, kwargs):
     """``torch.fx.symbolic_trace``, every parameter the example leaves out bound to its default."""
+    check("symbolic_trace", model, args, kwargs)
     gm = torch.fx.symbolic_trace(model, concrete_args=unbound_defaults(model, args, kwargs) or None)
     return gm, len(gm.graph.nodes)
 
@@ -36,14 +55,41 @@ def symbolic_trace(model, args, kwargs):
 def concrete_trace(model, args, kwargs):
     """fxguide's concrete tracer (:func:`fxguide.tracing.concrete.concrete_trace`)."""
     from fxguide.tracing.concrete import concrete_trace as trace
+    check("concrete_trace", model, args, kwargs)
     gm = trace(model, args, kwargs)
     return gm, len(gm.graph.nodes)
 
 
 def export(model, args, kwargs, dynamic_shapes=None, strict=False):
     """``torch.export.export``, non-strict (torch's default): the model's Python runs, on fake tensors."""
+    check("export", model, args, kwargs)
     program = torch.export.export(model, args, kwargs, dynamic_shapes=dynamic_shapes, strict=strict)
-    return program.module(), len(program.graph.nodes)
+    module = program.module()
+    if dynamic_shapes is not None:
+        module.fxguide_batch_range = batch_range(program)
+    return module, len(program.graph.nodes)
+
+
+def batch_range(program: Any) -> tuple[int, float] | None:
+    """The batch sizes an ``ExportedProgram``'s ranges give: ``(lowest, highest)`` over its inputs' first dimensions.
+
+    ``None`` when no input's first dimension stayed dynamic (export specialized it). The lowest is usually
+    2 (export assumes a dynamic size is neither 0 nor 1), but the program's module does not check it:
+    it runs a batch of 1, through the graph traced for larger ones.
+    """
+    lows, highs = [], []
+    names = set(program.graph_signature.user_inputs)
+    for node in program.graph.nodes:
+        value = node.meta.get("val") if node.op == "placeholder" and node.name in names else None
+        if isinstance(value, torch.Tensor) and value.dim() and isinstance(value.shape[0], torch.SymInt):
+            bounds = program.range_constraints.get(value.shape[0].node.expr)
+            if bounds is not None:
+                lows.append(int(bounds.lower))
+                try:
+                    highs.append(int(bounds.upper))
+                except (TypeError, ValueError, OverflowError, AttributeError):  # int_oo, sympy's infinity
+                    highs.append(float("inf"))
+    return (max(lows), min(highs)) if lows else None
 
 
 def export_strict(model, args, kwargs):
@@ -57,8 +103,7 @@ def batch_dims(model: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) 
     Tensors inside a list, tuple or dict stay static (a detection model's list of
     images: the list's length is the batch); so do tensors with no dimension.
     """
-    signature = inspect.signature(model.forward)
-    bound = signature.bind_partial(*args, **kwargs)
+    signature, bound = _bind("batch_dims", model, args, kwargs)
     auto = torch.export.Dim.AUTO
 
     def spec(value: Any) -> Any:
@@ -105,6 +150,7 @@ def compile_fullgraph(model, args, kwargs):
 
     Compiling happens on the first call, so the capture calls the model once on the example.
     """
+    check("compile_fullgraph", model, args, kwargs)
     torch._dynamo.reset()
     compiled = _Compiled(model)
     with torch.no_grad():

@@ -98,7 +98,13 @@ CAUSES: tuple[Cause, ...] = (
            "pt2/export-real-models", "export-real-check"),
     _cause("an eager-mode quantized model", r"quantized\.\w+PackedParamsBase .*does not have a field",
            "problems/diagnose", "diagnose-quantized"),
+    _cause("an output or input of a type export cannot flatten",
+           r"which is not a known type|Encountered unrecognized type .* at (output|input)"
+           r"|is not a registered (pytree|dataclass)|No pytree flatten function|register_dataclass",
+           _ERRORS, "error-not-a-known-type"),
     # fxguide's concrete tracer
+    _cause("an output holding the tracer's proxies", r"returns trace-time objects",
+           _BEYOND, "concrete-tracing-real-values-alongside-the-proxies"),
     _cause("a traced value the concrete tracer cannot guard", r"^UnguardableError:", _BEYOND, "all-four-models-guarded"),
     _cause("another input takes another path", r"^GuardError:", _BEYOND, "one-graph-per-path"),
     _cause("a list the concrete tracer made read-only", r"'immutable_list' object does not support mutation",
@@ -107,8 +113,11 @@ CAUSES: tuple[Cause, ...] = (
     _cause("a path the extractor's train-mode trace does not have", r"^AttributeError: 'NoneType' object has no attribute",
            "feature-extraction", "train-and-eval-can-trace-differently", ("library_route",)),
     # the second input
-    _cause("a capture that computes something else", r"^values differ$|^shapes differ$|^dtypes differ$"
-           r"|^\d+ outputs instead of \d+$|instead of a tensor$", "limitations", "limitations-silent"),
+    _cause("a batch of 1 through a graph traced for larger batches", r"on a batch of 1$",
+           "pt2/export-real-models", "export-real-zero-one", ("export_dynamic_batch",)),
+    _cause("a capture that computes something else", r"^values differ|^shapes differ|^dtypes differ|^devices differ"
+           r"|^\d+ (outputs|items) instead of \d+|instead of a tensor|^a \w+ instead of a \w+|^keys differ"
+           r"|^froze a random draw$|^froze state from the first call$", "limitations", "limitations-silent"),
 )
 """The cause classes the guide explains, in the order they are tried."""
 

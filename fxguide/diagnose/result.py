@@ -11,6 +11,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from fxguide.diagnose.causes import TOOL_SECTIONS, Cause, Section, classify
+from fxguide.diagnose.compare import CANNOT_COMPARE
+
+FROZE_RANDOM = "froze a random draw"
+FROZE_STATE = "froze state from the first call"
+NONDETERMINISTIC = "the model is nondeterministic"
 
 TITLES = {
     "symbolic_trace": "fx.symbolic_trace",
@@ -43,6 +48,12 @@ class ToolResult:
     matches: bool | None = None
     mismatch: str = ""
     seconds: float = 0.0
+    largest_difference: float | None = None  # the largest element-wise difference from eager the comparison saw
+    note: str = ""  # what else the row must say (the decisions a concrete trace's graph holds for)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.tool, str):
+            raise TypeError(f"ToolResult: tool must be a tool's name (a str), got {self.tool!r}")
 
     @property
     def ok(self) -> bool:
@@ -77,13 +88,22 @@ class ToolResult:
     @property
     def verdict(self) -> str:
         """The table's cell, one of ``matches eager``, ``differs: values differ``, ``fails: TraceError``,
-        ``second input: GuardError`` (calling the capture on the second input raised), or ``not tried``."""
+        ``second input: GuardError`` (calling the capture on the second input raised), ``froze a random draw``,
+        ``froze state from the first call``, ``not judged: the model is nondeterministic``, ``not compared: ...``
+        (the outputs hold something that cannot be compared), or ``not tried``."""
         if self.captured is None:
             return "not tried"
         if not self.captured:
             return f"fails: {self.error_type or 'error'}"
         if self.matches:
             return "matches eager"
+        if self.mismatch in (FROZE_RANDOM, FROZE_STATE):
+            return self.mismatch
+        if self.mismatch.startswith(NONDETERMINISTIC):
+            return f"not judged: {NONDETERMINISTIC}"
+        if self.mismatch.startswith(CANNOT_COMPARE):
+            reason = self.mismatch.removeprefix(CANNOT_COMPARE).lstrip(": ")
+            return "not compared: " + reason.split(" (")[0].split(" at ")[0]
         kind, _, rest = self.mismatch.partition(": ")
         return f"second input: {kind}" if rest and kind.isidentifier() else f"differs: {self.mismatch}"
 
@@ -111,6 +131,15 @@ class Diagnosis:
     inputs: str
     results: list[ToolResult] = field(default_factory=list)
     unchanged: bool = True  # the model is as it was after every tool (see fxguide.diagnose.safety.Snapshot)
+    eager: list[str] = field(default_factory=list)  # what eager's own runs showed: "eager depends on the random seed"
+    left_changed: list[str] = field(default_factory=list)  # what could not be put back, one line each
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.model, str) or not isinstance(self.inputs, str):
+            raise TypeError(f"Diagnosis: model and inputs must be str (the model's name, the inputs described), "
+                            f"got {type(self.model).__name__} and {type(self.inputs).__name__}")
+        if not isinstance(self.results, list) or not all(isinstance(r, ToolResult) for r in self.results):
+            raise TypeError(f"Diagnosis: results must be a list of ToolResult, got {self.results!r}")
 
     @property
     def ok(self) -> bool:
@@ -147,13 +176,19 @@ class Diagnosis:
     def __str__(self) -> str:
         from tabulate import tabulate
         lines = [f"{self.model} on {self.inputs}", tabulate(self.rows(), headers=self._HEADERS, tablefmt="simple")]
+        if self.eager:
+            lines += ["", "eager: " + "; ".join(self.eager)]
         if errors := self.errors():
             lines += ["", *errors]
+        notes = [f"{TITLES.get(r.tool, r.tool)}: {r.note}" for r in self.results if r.note]
+        if notes:
+            lines += ["", *notes]
         sections = [r.section for r in self.results if r.section]
         if sections and (site := sections[0].url().removesuffix(sections[0].path)):
             lines += ["", f"guide sections are relative to {site}"]
         if not self.unchanged:
-            lines += ["", "warning: the model could not be put back exactly as it was"]
+            lines += ["", "warning: the model could not be put back exactly as it was:",
+                      *(f"    {line}" for line in self.left_changed)]
         return "\n".join(lines)
 
     def to_markdown(self) -> str:
@@ -176,4 +211,5 @@ class Diagnosis:
     def to_json(self, indent: int | None = 2) -> str:
         """The diagnosis as JSON: the model, the inputs, ``ok``, ``unchanged`` and one object per tool."""
         return json.dumps({"model": self.model, "inputs": self.inputs, "ok": self.ok, "unchanged": self.unchanged,
+                           "left_changed": self.left_changed, "eager": self.eager,
                            "tools": [r.to_dict() for r in self.results]}, indent=indent)

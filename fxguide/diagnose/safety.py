@@ -4,14 +4,28 @@ A capture tool may leave things behind when it fails halfway: a module switched
 to train mode, an attribute set during tracing, a cache filled, a torch function
 patched. :class:`Snapshot` records the model (and the namespaces tools patch)
 before a tool runs and puts every one of them back afterwards.
+:class:`CallerState` keeps the caller's random generators as they were, and
+:func:`time_limit` keeps a ``SIGALRM`` timer the caller had pending.
+
+What a diagnosis does not keep: Dynamo's caches. The ``torch.compile`` row
+starts from ``torch._dynamo.reset()`` and resets again after it (a diagnosis
+that compiled the model leaves no compiled code behind, and a second diagnosis
+of the same model is not refused by Dynamo's recompile limit), so a function
+the caller compiled before is compiled again on its next call: slower once,
+with the same results.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import random
 import signal
 import sys
+import tempfile
 import threading
+import time
+import types
 from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
@@ -31,7 +45,9 @@ def time_limit(seconds: float) -> Iterator[None]:
 
     Uses ``SIGALRM``, so the limit holds in the main thread of a POSIX process;
     elsewhere (another thread, Windows) the block runs without a limit, and
-    ``seconds <= 0`` means no limit.
+    ``seconds <= 0`` means no limit. A timer the caller had pending is kept: if
+    it falls due within the block, the caller's handler runs then; otherwise it
+    is set again on the way out with the time it had left.
     """
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds != seconds:
         raise ValueError(f"time_limit: seconds must be a number (0 or less: no limit), got {seconds!r}")
@@ -39,61 +55,141 @@ def time_limit(seconds: float) -> Iterator[None]:
             or not hasattr(signal, "setitimer")):
         yield
         return
+    start = time.monotonic()
+    ours = start + seconds
+    previous = signal.getsignal(signal.SIGALRM)
+    pending, interval = signal.getitimer(signal.ITIMER_REAL)
+    theirs = [start + pending if pending > 0 else None]  # the caller's next deadline
+
+    def arm() -> None:
+        due = min(d for d in (ours, theirs[0]) if d is not None)
+        signal.setitimer(signal.ITIMER_REAL, max(due - time.monotonic(), 1e-4))
 
     def expire(signum: int, frame: Any) -> None:
+        now = time.monotonic()
+        if theirs[0] is not None and now >= theirs[0] - 1e-3 and (theirs[0] <= ours or now < ours - 1e-3):
+            theirs[0] = now + interval if interval > 0 else None
+            arm()
+            if callable(previous):
+                previous(signum, frame)
+            return
         raise ToolTimeout(f"took longer than {seconds:g} s")
 
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.signal(signal.SIGALRM, expire)
+    arm()
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        if theirs[0] is not None:
+            signal.setitimer(signal.ITIMER_REAL, max(theirs[0] - time.monotonic(), 1e-4), interval)
 
 
-def _copy_container(value: Any) -> Any:
-    return value.copy() if isinstance(value, (list, dict, set)) else None
+class CallerState:
+    """The caller's random generators (torch's on every initialized device, Python's, NumPy's), put back on exit.
+
+    A diagnosis seeds them all to make its runs repeatable; ``with CallerState():`` keeps the caller's streams.
+    """
+
+    def __enter__(self) -> CallerState:
+        self.torch = torch.get_rng_state()
+        cuda = torch.cuda.is_available() and torch.cuda.is_initialized()
+        self.cuda = torch.cuda.get_rng_state_all() if cuda else None
+        self.python = random.getstate()
+        numpy = sys.modules.get("numpy")
+        self.numpy = (numpy, numpy.random.get_state()) if numpy is not None else None
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        torch.set_rng_state(self.torch)
+        if self.cuda is not None:
+            torch.cuda.set_rng_state_all(self.cuda)
+        random.setstate(self.python)
+        if self.numpy is not None:
+            self.numpy[0].random.set_state(self.numpy[1])
 
 
-def _same(container: Any, saved: Any) -> bool:
-    """The same elements, by identity (``==`` on tensors would compare values)."""
-    if len(container) != len(saved):
-        return False
-    if isinstance(container, list):
-        return all(a is b for a, b in zip(container, saved))
-    if isinstance(container, dict):
-        return all(key in saved and container[key] is saved[key] for key in container)
-    return {id(x) for x in container} == {id(x) for x in saved}
+def _is_plain_object(value: Any) -> bool:
+    """An object of the model's own (a config, a state holder) whose attributes a forward may change."""
+    return (hasattr(value, "__dict__") and not isinstance(value, (nn.Module, torch.Tensor, type, ModuleType,
+                                                                   types.FunctionType, types.MethodType,
+                                                                   types.BuiltinFunctionType))
+            and not type(value).__module__.startswith(("torch", "builtins")))
 
 
-def _refill(target: Any, saved: Any) -> None:
-    if isinstance(target, list):
-        target[:] = saved
-    else:
-        target.clear()
-        target.update(saved)
+class _Values:
+    """Copies of tensors' values, kept in a temporary file (off the model's device, outside the process's memory).
+
+    Quantized and sparse tensors, which have no plain bytes, are kept as clones.
+    """
+
+    def __init__(self) -> None:
+        self._file = tempfile.TemporaryFile()
+        self._where: dict[int, tuple[int, int] | torch.Tensor] = {}
+
+    def keep(self, tensor: torch.Tensor) -> None:
+        key = id(tensor)
+        if key in self._where or tensor.is_meta:
+            return
+        data = tensor.detach()
+        if data.is_quantized or data.layout != torch.strided or data.is_complex() or not data.numel():
+            self._where[key] = data.clone()
+            return
+        flat = data.contiguous().reshape(-1).cpu().view(torch.uint8).numpy()
+        offset = self._file.seek(0, os.SEEK_END)
+        self._file.write(memoryview(flat))
+        self._where[key] = (offset, flat.nbytes)
+
+    def value(self, tensor: torch.Tensor) -> torch.Tensor | None:
+        """The kept value, shaped like ``tensor`` on its device; ``None`` if none was kept."""
+        where = self._where.get(id(tensor))
+        if where is None or isinstance(where, torch.Tensor):
+            return where
+        offset, size = where
+        self._file.seek(offset)
+        raw = bytearray(self._file.read(size))
+        return torch.frombuffer(raw, dtype=torch.uint8).view(tensor.dtype).reshape(tensor.shape).to(tensor.device)
+
+
+def _layout(tensor: torch.Tensor) -> tuple[Any, ...]:
+    """Which memory a tensor's ``.data`` is: its storage, offset, shape, strides, dtype and device."""
+    ptr = 0 if tensor.is_meta else tensor.untyped_storage().data_ptr()
+    return ptr, tensor.storage_offset(), tuple(tensor.shape), tensor.stride(), tensor.dtype, tensor.device
 
 
 class Snapshot:
     """A model's state and torch's namespaces, recorded to be put back after a tool.
 
     Recorded, per module: its attribute dictionary (so attributes a tool added,
-    removed or rebound are undone, hooks and the ``training`` flag included), the
-    contents of its list, dict and set attributes (caches), and a copy of each
-    parameter and buffer (written back if a tool changed it in place). Also the
-    module-level names of ``torch``, ``torch.nn.functional``, ``torch.Tensor``,
-    ``math``, ``builtins``, and of each Python module that defines one of the
-    model's classes: a tool that patches a function there and fails is undone.
+    removed or rebound are undone, hooks and the ``training`` flag included); the
+    contents of the containers (lists, dicts, sets) and plain Python objects
+    (a config, a state holder) it holds, to any depth up to ``Snapshot.DEPTH``; and for
+    every tensor it holds (parameters, buffers, tensors in attributes and
+    containers) the memory its ``.data`` is, its ``requires_grad`` flag and a copy
+    of its values, kept in a temporary file rather than in memory. A tensor
+    whose ``_version`` moved is compared with its copy and written back; a
+    rebound ``.data`` is bound back. Also the module-level names of ``torch``,
+    ``torch.nn.functional``, ``torch.Tensor``, ``math``, ``builtins``, and of
+    each Python module that defines one of the model's classes: a tool that
+    patches a function there and fails is undone.
+
+    :meth:`differences` compares everything with the recording afresh (every
+    tensor's values with its copy, whatever its ``_version`` says), so what
+    :meth:`restore` could not put back is reported.
 
     >>> model = nn.Sequential(nn.Linear(2, 2))
     >>> snapshot = Snapshot(model)
     >>> _ = model.train(False)
     >>> model[0].note = "left behind"
     >>> with torch.no_grad(): _ = model[0].weight.add_(1)
+    >>> model[0].bias.requires_grad_(False).data = torch.zeros(3)
     >>> snapshot.restore(); snapshot.differences()
     []
     """
+
+    DEPTH = 4
+    LARGEST = 10_000  # objects recorded at most: a model holding a whole tokenizer is recorded in part
 
     def __init__(self, model: nn.Module) -> None:
         if not isinstance(model, nn.Module):
@@ -101,16 +197,50 @@ class Snapshot:
         self.model = model
         self._modules = list(model.modules())
         self._dicts = [(m, dict(vars(m))) for m in self._modules]
-        self._containers = [(value, copy) for _, attrs in self._dicts for value in attrs.values()
-                            if (copy := _copy_container(value)) is not None]
-        self._tensors = []
+        self._containers: list[tuple[Any, Any]] = []  # (container or object, shallow copy of its contents)
+        self._tensors: list[list[Any]] = []  # [tensor, _version, .data, layout, requires_grad]
+        self._values = _Values()
         seen: set[int] = set()
         for module in self._modules:
             for tensor in (*module._parameters.values(), *module._buffers.values()):
-                if isinstance(tensor, torch.Tensor) and id(tensor) not in seen:
-                    seen.add(id(tensor))
-                    self._tensors.append((tensor, tensor._version, tensor.detach().clone()))
+                self._tensor(tensor, seen)
+        for _, attrs in self._dicts:
+            for value in attrs.values():
+                self._walk(value, seen, self.DEPTH)
         self._namespaces = [(space, dict(vars(space))) for space in self._patchable(model)]
+
+    def _tensor(self, tensor: Any, seen: set[int]) -> None:
+        if not isinstance(tensor, torch.Tensor) or id(tensor) in seen:
+            return
+        seen.add(id(tensor))
+        try:
+            layout = _layout(tensor)
+        except (RuntimeError, NotImplementedError, ValueError):  # an uninitialized lazy parameter, a subclass
+            return
+        self._values.keep(tensor)
+        self._tensors.append([tensor, tensor._version, tensor.data, layout, tensor.requires_grad])
+
+    def _walk(self, value: Any, seen: set[int], depth: int) -> None:
+        if isinstance(value, torch.Tensor):
+            self._tensor(value, seen)
+            return
+        if depth <= 0 or id(value) in seen or len(seen) > self.LARGEST:
+            return
+        if isinstance(value, (list, dict, set)):
+            seen.add(id(value))
+            self._containers.append((value, value.copy()))
+            items = value.values() if isinstance(value, dict) else value
+        elif isinstance(value, tuple):
+            items = value
+        elif _is_plain_object(value):
+            seen.add(id(value))
+            self._containers.append((value, dict(vars(value))))
+            items = vars(value).values()
+        else:
+            return
+        for item in list(items):
+            if not isinstance(item, nn.Module):
+                self._walk(item, seen, depth - 1)
 
     @staticmethod
     def _patchable(model: nn.Module) -> list[Any]:
@@ -140,15 +270,33 @@ class Snapshot:
             if not _same(container, saved):
                 _refill(container, saved)
         with torch.no_grad():
-            for tensor, version, saved in self._tensors:
-                if tensor._version != version:
-                    if tensor.shape != saved.shape:
-                        tensor.data = saved.clone()
-                    else:
-                        tensor.copy_(saved)
+            for record in self._tensors:
+                self._put_back(*record, check_values=False)
+                record[1] = record[0]._version  # written back: compare again only after the next write
+
+    def _put_back(self, tensor: torch.Tensor, version: int, data: torch.Tensor, layout: tuple[Any, ...],
+                  requires_grad: bool, check_values: bool) -> list[str]:
+        """Bind back ``.data``, set ``requires_grad`` and write back changed values; what was wrong, in words."""
+        wrong = []
+        if _layout(tensor) != layout:
+            tensor.data = data
+            wrong.append("its .data was rebound")
+        if tensor.requires_grad != requires_grad and tensor.is_leaf:
+            tensor.requires_grad_(requires_grad)
+            wrong.append("its requires_grad flag changed")
+        if check_values or tensor._version != version:
+            saved = self._values.value(tensor)
+            if saved is not None and not _equal(tensor, saved):
+                tensor.data.copy_(saved)
+                wrong.append("its values changed")
+        return wrong
 
     def differences(self) -> list[str]:
-        """What differs from the recording now, one line each (``[]``: the model is as it was)."""
+        """What differs from the recording now, one line each (``[]``: the model is as it was).
+
+        Tensors are compared with their copies value by value (a write through ``.data`` moves no
+        ``_version``); a tensor found changed is written back too, and still reported.
+        """
         found = []
         names = {id(m): name or "the model" for name, m in self.model.named_modules(remove_duplicate=False)}
         if list(self.model.modules()) != self._modules:
@@ -163,10 +311,12 @@ class Snapshot:
                     found.append(f"{where}: attribute {key!r} rebound")
         for container, saved in self._containers:
             if not _same(container, saved):
-                found.append(f"a {type(container).__name__} attribute's contents changed")
-        for tensor, version, saved in self._tensors:
-            if tensor._version != version and (tensor.shape != saved.shape or not _equal(tensor, saved)):
-                found.append(f"a parameter or buffer of shape {tuple(saved.shape)} changed")
+                found.append(f"the contents of a {type(container).__name__} the model holds changed")
+        with torch.no_grad():
+            for record in self._tensors:
+                wrong = self._put_back(*record, check_values=True)
+                record[1] = record[0]._version
+                found += [f"a tensor of shape {record[3][2]}: {what} (put back)" for what in wrong]
         for space, names in self._namespaces:
             current = vars(space)
             changed = [n for n in names if current.get(n, _MISSING) is not names[n]]
@@ -174,8 +324,35 @@ class Snapshot:
         return found
 
 
+def _same(container: Any, saved: Any) -> bool:
+    """The same elements, by identity (``==`` on tensors would compare values)."""
+    if not isinstance(container, (list, dict, set)):  # a plain object: its attributes
+        container = vars(container)
+    if len(container) != len(saved):
+        return False
+    if isinstance(container, list):
+        return all(a is b for a, b in zip(container, saved))
+    if isinstance(container, dict):
+        return all(key in saved and container[key] is saved[key] for key in container)
+    return {id(x) for x in container} == {id(x) for x in saved}
+
+
+def _refill(target: Any, saved: Any) -> None:
+    if isinstance(target, list):
+        target[:] = saved
+    elif isinstance(target, (dict, set)):
+        target.clear()
+        target.update(saved)
+    else:
+        state = vars(target)
+        state.clear()
+        state.update(saved)
+
+
 def _equal(a: torch.Tensor, b: torch.Tensor) -> bool:
     a = a.detach()
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
     if a.is_quantized:
         a, b = a.dequantize(), b.dequantize()
     return bool(torch.equal(a, b) or torch.allclose(a, b, rtol=0, atol=0, equal_nan=True))
