@@ -70,7 +70,7 @@ def loss_fn(x, target):
     return torch.nn.functional.mse_loss(model(x), target)
 
 
-torch._dynamo.reset()
+torch.compiler.reset()
 step = torch.compile(loss_fn, backend=aot_autograd(fw_compiler=forward_compiler, bw_compiler=backward_compiler))
 step(x, target).backward()
 for name in ("forward", "backward"):

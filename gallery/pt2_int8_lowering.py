@@ -71,7 +71,7 @@ quantized = convert_pt2e(prepared)
 
 def compiled(module, freezing: bool):
     """Compile ``module`` with Inductor; return the compiled callable, the oneDNN ops it calls, the seconds."""
-    torch._dynamo.reset()
+    torch.compiler.reset()
     start = time.perf_counter()
     with torch.no_grad(), inductor_config.patch(freezing=freezing, compile_threads=1):
         fn = torch.compile(module)

@@ -161,7 +161,8 @@ from torchao.quantization.pt2e.lowering import lower_pt2e_quantized_to_x86  # no
 
 with torch.no_grad():
     lowered = lower_pt2e_quantized_to_x86(quantized, (x,))
-    print("same outputs as the quantized graph:", torch.allclose(lowered(x), quantized(x), atol=1e-5))
+    # the oneDNN kernels do not repeat the quantized graph's float steps exactly: close, not equal
+    print("within 0.05 of the quantized graph:", torch.allclose(lowered(x), quantized(x), atol=5e-2))
 print({str(t): n for t, n in Counter(n.target for n in lowered.graph.nodes if n.op == "call_function").items()
        if "onednn" in str(t)})
 
