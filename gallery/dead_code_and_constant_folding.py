@@ -67,12 +67,32 @@ print("fx.Tracer.proxy_buffer_attributes:", fx.Tracer.proxy_buffer_attributes)
 #
 # ``Graph.eliminate_dead_code``, introduced in the tutorial's
 # :ref:`erasing section <transformations-erase>`, deletes every node that has
-# no users and no side effects, and returns whether anything changed; the code
-# must be regenerated afterwards.
+# no users unless ``node.is_impure()`` flags it, and returns whether anything
+# changed; the code must be regenerated afterwards.
 
 print("changed:", gm.graph.eliminate_dead_code())
 gm.recompile()
 show_code(gm)
+
+# %%
+# Here that is safe: every node is a pure function of its inputs. An unused
+# in-place update is not flagged as impure, so it is deleted too:
+
+
+def scales_in_place(x):
+    x.mul_(3)  # result unused, but x changes
+    return x + 1
+
+
+in_place = fx.symbolic_trace(scales_in_place)
+in_place.graph.eliminate_dead_code()
+in_place.recompile()
+print("eager:", scales_in_place(torch.ones(2)), "| after DCE:", in_place(torch.ones(2)))
+
+# %%
+# Before running it on a graph with in-place calls, pass ``is_impure_node``:
+# :ref:`transformations-dce-in-place` gives a rule that keeps every form
+# (method, function, ``inplace=True``, module).
 
 # %%
 # Constant folding

@@ -46,9 +46,11 @@ print(called(gm))
 # Rules for modules
 # -----------------
 #
-# Each rule receives the module (to read its settings, such as ``inplace``)
-# and the input. Called on tensors, the rules can be tested against the
-# modules they replace, before any graph is involved.
+# Each rule receives the module (to read its settings) and the input. Called
+# on tensors, the rules can be tested against the modules they replace, before
+# any graph is involved. These rules ignore ``inplace=True``: they return a new
+# tensor instead of writing into their input, which gives the same result as
+# long as no later node reads an activation's input.
 
 
 def relu_rule(module: nn.ReLU, x):

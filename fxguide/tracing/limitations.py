@@ -2,7 +2,7 @@
 
 Each :class:`Limitation` holds a function (or module) the symbolic tracer
 rejects, the exception type and message it raises on the reference torch
-(2.13.0), and a fixed version that traces and computes what the broken one
+(the one ``constraints.txt`` pins), and a fixed version that traces and computes what the broken one
 computes in eager mode. The guide's pages show the sources with
 :func:`show_source` and run the demos, so the message a page prints is the one
 this torch raises; the tests check every demo still raises exactly what is

@@ -89,8 +89,10 @@ def all_of(*conditions: object) -> bool:
 def sizes_tensor(x: torch.Tensor) -> torch.Tensor:
     """The shape of ``x`` as a 1-D ``int64`` tensor, recorded as one call.
 
-    ``torch.tensor(x.shape)`` cannot be traced (``torch.tensor`` calls
-    ``len`` on the sizes); wrapped, it runs on the real shape.
+    ``torch.tensor(x.shape)`` cannot be traced (``torch.tensor`` probes the
+    traced sizes for ``__cuda_array_interface__``, and a ``Proxy`` answers with
+    another ``Proxy``: ``TypeError`` "must be a dict"); wrapped, it runs on
+    the real shape.
 
     >>> sizes_tensor(torch.ones(2, 3))
     tensor([2, 3])
