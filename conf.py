@@ -137,6 +137,10 @@ PROJECT_URLS = tomllib.loads(Path(__file__).with_name("pyproject.toml").read_tex
 html_baseurl = PROJECT_URLS["Documentation"]
 fxguide_repository = PROJECT_URLS["Source"]  # fxsite.sphinx.site: source/edit links, install lines
 fxguide_torch = TORCH_VERSION  # the torch every page was executed with: pinned in the install lines
+from fxsite.sphinx.running import EXTRA_MARKERS, install_command  # noqa: E402
+
+myst_substitutions["repository"] = fxguide_repository
+myst_substitutions["install_all"] = f"`{install_command(sorted(EXTRA_MARKERS), TORCH_VERSION, fxguide_repository)}`"
 html_static_path: list[str] = []
 html_favicon = "fxsite/sphinx/static/favicon.svg"
 html_theme_options = {
