@@ -186,7 +186,7 @@ def test_every_gallery_thumbnail_is_the_examples_own_card(site, tmp_path):
     from fxsite.sphinx.thumbnails import CARDS, draw_card
 
     scripts = sorted(p.stem for p in (ROOT / "gallery").glob("*.py"))
-    assert sorted(CARDS) == scripts
+    assert sorted(CARDS) == scripts, "every example of the guide has a card chosen for it in CARDS"
     index = (site / "gallery" / "index.html").read_text()
     for name in scripts:
         draw_card(*CARDS[name], tmp_path / f"{name}.png")

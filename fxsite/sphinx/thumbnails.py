@@ -10,6 +10,7 @@ to read. They are drawn after sphinx-gallery wrote its own, over them, on every 
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 #: Example (the script's name) -> (part of the guide, what it does, in at most three short lines).
@@ -56,23 +57,28 @@ def draw_card(part: str, text: str, path: Path) -> None:
     axes.text(20, SIZE[1] - 28, part, color="white", fontsize=24, weight="bold", va="center")
     label = axes.text(20, (SIZE[1] - 56) / 2, text, color="#1f2328", fontsize=27, va="center", linespacing=1.25)
     renderer = figure.canvas.get_renderer()
-    while label.get_window_extent(renderer).x1 > SIZE[0] - 12:  # as large as fits the card's width
+    while label.get_window_extent(renderer).x1 > SIZE[0] - 12 and label.get_fontsize() > 10:  # as large as fits
         label.set_fontsize(label.get_fontsize() - 1)
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, facecolor="white")
     plt.close(figure)
 
 
+def card_of(script: Path) -> tuple[str, str]:
+    """The card of an example: from :data:`CARDS`, or for one not listed there (a new example,
+    a test's throwaway site), its part by its name and the title of its docstring."""
+    if script.stem in CARDS:
+        return CARDS[script.stem]
+    lines = [line.strip() for line in script.read_text(encoding="utf-8").splitlines()]
+    title = next((line for line in lines if line and not line.startswith(('"""', "#"))), script.stem)
+    return ("PT2" if script.stem.startswith("pt2_") else "FX"), "\n".join(textwrap.wrap(title, 22)[:3])
+
+
 def write_cards(app) -> None:
     """After sphinx-gallery made its thumbnails: draw each example's card over its thumbnail."""
     gallery = Path(app.srcdir) / "gallery"
-    scripts = {p.stem for p in (Path(app.confdir) / "gallery").glob("*.py")}
-    missing = sorted(scripts - CARDS.keys())
-    if missing:
-        raise ValueError(f"fxsite.sphinx.thumbnails: the gallery examples {missing} have no card: "
-                         "add each to CARDS (its part of the guide and what it does)")
-    for name in sorted(scripts):
-        draw_card(*CARDS[name], gallery / "images" / "thumb" / f"sphx_glr_{name}_thumb.png")
+    for script in sorted((Path(app.confdir) / "gallery").glob("*.py")):
+        draw_card(*card_of(script), gallery / "images" / "thumb" / f"sphx_glr_{script.stem}_thumb.png")
 
 
 def setup(app) -> None:
