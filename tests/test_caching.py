@@ -315,9 +315,10 @@ def forced_then_local(tmp_path_factory) -> SimpleNamespace:
     local = build(site, force=False)
     assert local.returncode == 0, local.stdout[-5000:]
     html = site / "_build" / "html"
-    # Sphinx writes its index and search pages anew on every build (they are cheap); every other
-    # page, every doctree and sphinx-gallery's record of executed examples must be left alone.
-    always_written = {"genindex.html", "search.html", "py-modindex.html"}
+    # Sphinx writes its index and search pages anew on every build (they are cheap), and so the 404
+    # page (sphinx-notfound-page's additional page); every other page, every doctree and
+    # sphinx-gallery's record of executed examples must be left alone.
+    always_written = {"genindex.html", "search.html", "py-modindex.html", "404.html"}
     outputs = [*(p for p in html.rglob("*.html") if p.name not in always_written),
                *(site / "docs" / "gallery").glob("*.md5"), *html.rglob("*.doctree")]
     before = {p: p.stat().st_mtime_ns for p in outputs}

@@ -164,8 +164,10 @@ def make_runnable(notebook: dict, torch: str, repository: str, *, gallery: bool,
 def rewrite_notebook(path: Path, torch: str, repository: str, *, gallery: bool, reads_checkout: bool = False) -> None:
     """Make the notebook file at ``path`` runnable in place (see :func:`make_runnable`)."""
     notebook = json.loads(Path(path).read_text(encoding="utf-8"))
-    runnable = make_runnable(notebook, torch, repository, gallery=gallery, reads_checkout=reads_checkout)
-    Path(path).write_text(json.dumps(runnable, indent=1), encoding="utf-8")
+    runnable = json.dumps(make_runnable(notebook, torch, repository, gallery=gallery, reads_checkout=reads_checkout),
+                          indent=1)
+    if runnable != Path(path).read_text(encoding="utf-8"):  # already runnable: left as it is
+        Path(path).write_text(runnable, encoding="utf-8")
 
 
 def page_source(app, pagename: str) -> Path | None:
@@ -222,7 +224,9 @@ def write_sitemap(app, exception) -> None:
     lines = ['<?xml version="1.0" encoding="utf-8"?>',
              '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">',
              *(f"  <url><loc>{escape(url)}</loc></url>" for url in urls), "</urlset>", ""]
-    Path(app.outdir, "sitemap.xml").write_text("\n".join(lines), encoding="utf-8")
+    sitemap, text = Path(app.outdir, "sitemap.xml"), "\n".join(lines)
+    if not sitemap.is_file() or sitemap.read_text(encoding="utf-8") != text:  # a no-op build writes nothing
+        sitemap.write_text(text, encoding="utf-8")
 
 
 def setup(app) -> None:

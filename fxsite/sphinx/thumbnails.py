@@ -4,12 +4,13 @@ sphinx-gallery makes a thumbnail from an example's first figure, or a placeholde
 none: a graph drawing shrunk to 400 x 280 pixels is a sliver, and seven examples print no
 figure. Each example gets instead a card made here, with matplotlib: which part of the
 guide it belongs to (FX or PT2, by colour and name) and what it does, in words large enough
-to read. They are drawn after sphinx-gallery wrote its own, over them, on every build
-(a few milliseconds each), so a card never goes stale.
+to read. They are drawn after sphinx-gallery wrote its own, on every build (a few
+milliseconds each), and written over it where they differ, so a card never goes stale.
 """
 
 from __future__ import annotations
 
+import io
 import textwrap
 from pathlib import Path
 
@@ -59,9 +60,14 @@ def draw_card(part: str, text: str, path: Path) -> None:
     renderer = figure.canvas.get_renderer()
     while label.get_window_extent(renderer).x1 > SIZE[0] - 12 and label.get_fontsize() > 10:  # as large as fits
         label.set_fontsize(label.get_fontsize() - 1)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, facecolor="white")
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", facecolor="white")
     plt.close(figure)
+    # Written only when it differs: a rewritten file would make Sphinx re-read the gallery's index
+    # on every build (a no-op rebuild must read and write nothing).
+    if not path.is_file() or path.read_bytes() != buffer.getvalue():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(buffer.getvalue())
 
 
 def card_of(script: Path) -> tuple[str, str]:
