@@ -26,13 +26,13 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from fxsite import ROOT
+from fxsite.drift.report import REFERENCE_TORCH
 from fxsite.sphinx.running import INSTALL_MARKER
 
 pytestmark = [pytest.mark.docs, pytest.mark.slow]
 
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-TORCH = next(line.split("==")[1] for line in (ROOT / "constraints.txt").read_text().splitlines()
-             if line.startswith("torch=="))
+TORCH = REFERENCE_TORCH  # the torch constraints.txt pins
 
 
 def _executed_sources() -> list[str]:

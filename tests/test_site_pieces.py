@@ -18,13 +18,13 @@ from pathlib import Path
 import pytest
 
 from fxsite import ROOT
+from fxsite.drift.report import REFERENCE_TORCH
 from fxsite.sphinx.running import INSTALL_MARKER
 
 pytestmark = pytest.mark.docs
 
 PROJECT_URLS = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]
-TORCH = next(line.split("==")[1] for line in (ROOT / "constraints.txt").read_text().splitlines()
-             if line.startswith("torch=="))
+TORCH = REFERENCE_TORCH  # the torch constraints.txt pins
 
 
 @pytest.fixture(scope="module")

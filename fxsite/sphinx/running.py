@@ -17,6 +17,7 @@ This module works out, from the page's own code, what a reader has to install to
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from pathlib import Path
@@ -55,14 +56,20 @@ def extras_for(code: str) -> list[str]:
                   if any(re.search(rf"\b{re.escape(marker)}\b", code) for marker in markers))
 
 
+@functools.cache
+def _pins() -> dict[str, str]:
+    """The reference environment's pins (constraints.txt), read once per build, not once per page."""
+    return dict(line.strip().split("==", 1) for line in (ROOT / "constraints.txt").read_text().splitlines()
+                if "==" in line and not line.startswith("#"))
+
+
 def tools_for(code: str) -> list[str]:
     """The tools besides fxguide that ``code`` runs, pinned as the reference environment has them.
 
     >>> tools_for("subprocess.run([tlparse, trace])")[0].startswith("tlparse==")
     True
     """
-    pins = dict(line.strip().split("==", 1) for line in (ROOT / "constraints.txt").read_text().splitlines()
-                if "==" in line and not line.startswith("#"))
+    pins = _pins()
     return [f"{tool}=={pins[tool]}" for tool, markers in TOOL_MARKERS.items()
             if any(re.search(rf"\b{re.escape(marker)}\b", code) for marker in markers)]
 
