@@ -31,6 +31,7 @@ from fxsite.drift.normalize import hide_paths
 EXTRA_MARKERS: dict[str, tuple[str, ...]] = {
     "models": ("torchvision", "timm", "transformers", "fxguide.models.real", "fxguide.diagnose"),
     "quant": ("torchao",),
+    "onnx": ("onnxruntime", "onnxscript", "import onnx", "dynamo=True"),
     "draw": ("matplotlib", "fxguide.display.drawing", "plot_graphs", "FxGraphDrawer"),
 }
 #: Tools a page runs that fxguide does not need: installed beside it, at the version the site was built with.
