@@ -126,3 +126,36 @@ def test_retrace_keeps_one_graph_per_input_size(built):
     for n in (4, 5, 4):
         assert_same_outputs(paths(**inputs(n)), model(**inputs(n)))
     assert 1 <= len(paths.paths) <= 2
+
+
+@pytest.mark.parametrize("built", ["gpt2", "bert", "t5-encoder"], indirect=True)
+@torch.no_grad()
+def test_a_traced_model_returns_the_same_output_class_as_eager(built):
+    """A Hugging Face ModelOutput (a class registered with pytree) comes back as that class, not a dict."""
+    _, model, inputs = built
+    expected = model(**inputs(4))
+    got = concrete_trace(model, kwargs=inputs(4))(**inputs(4))
+    assert type(got) is type(expected) and list(got.keys()) == list(expected.keys())
+    assert_same_outputs(got, expected)
+
+
+def test_a_registered_dataclass_output_is_rebuilt_as_that_class():
+    from dataclasses import dataclass
+    from torch.utils import _pytree as pytree
+
+    @dataclass
+    class Pair:
+        left: torch.Tensor
+        right: torch.Tensor
+
+    pytree.register_dataclass(Pair)
+    try:
+        class Split(torch.nn.Module):
+            def forward(self, x):
+                return Pair(x[:, :2] * 2, x[:, 2:] + 1)
+
+        x = torch.randn(3, 4)
+        got = concrete_trace(Split(), (x,))(x)
+        assert type(got) is Pair and torch.equal(got.left, x[:, :2] * 2) and torch.equal(got.right, x[:, 2:] + 1)
+    finally:
+        pytree._deregister_pytree_node(Pair)

@@ -220,6 +220,70 @@ def test_below_float32_a_capture_wrong_by_a_little_or_a_lot_is_caught_and_a_righ
         assert row.largest_difference > 0
 
 
+class Stack(nn.Module):
+    """Four linear layers; records, while each runs, how many of the model's parameters are float64."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(32, 32) for _ in range(4))
+        self.float64_seen: list[int] = []
+
+    def forward(self, x):
+        for layer in self.layers:
+            self.float64_seen.append(sum(p.dtype == torch.float64 for p in self.parameters()))
+            x = torch.tanh(layer(x))
+        return x
+
+
+def test_the_float64_reference_holds_one_modules_copy_at_a_time_and_equals_a_whole_float64_run() -> None:
+    torch.manual_seed(0)
+    model = Stack().to(torch.bfloat16)
+    x = torch.randn(4, 32, dtype=torch.bfloat16)
+    ref = diagnose.reference(model, ((x,), {}), lambda: None, checks=False)
+    assert ref.float64 is not None and ref.float64.dtype == torch.float64
+    assert max(model.float64_seen[-4:]) == 0  # the parent's loop runs outside every Linear's forward
+    inside = []
+    hook = model.layers[2].register_forward_hook(
+        lambda m, a, o: inside.append(sorted({p.dtype for p in model.parameters()}, key=str)))
+    diagnose.reference(model, ((x,), {}), lambda: None, checks=False)
+    hook.remove()
+    assert inside[-1] == [torch.bfloat16, torch.float64]  # only layers[2]'s own weight and bias, while it runs
+    assert all(p.dtype == torch.bfloat16 for p in model.parameters())  # all put back
+    whole = model.double()
+    expected = whole(x.double())
+    model.to(torch.bfloat16)
+    assert torch.equal(ref.float64, expected)
+
+
+class TiedHead(nn.Module):
+    """Uses its embedding's weight in its own forward, outside the embedding's: the per-module swap cannot work."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(50, 16)
+        self.mix = nn.Linear(16, 16)
+
+    def forward(self, ids):
+        return nn.functional.linear(torch.relu(self.mix(self.embed(ids))), self.embed.weight)
+
+
+def test_a_model_using_a_weight_outside_its_module_still_gets_a_float64_reference() -> None:
+    torch.manual_seed(0)
+    model = TiedHead().to(torch.bfloat16)
+    ref = diagnose.reference(model, ((torch.randint(0, 50, (2, 5)),), {}), lambda: None, checks=False)
+    assert ref.float64 is not None and ref.float64.dtype == torch.float64
+    assert all(p.dtype == torch.bfloat16 for p in model.parameters())
+
+
+def test_the_batch_of_1_is_judged_against_a_float64_reference_below_float32() -> None:
+    torch.manual_seed(0)
+    model = Mlp().to(torch.bfloat16)
+    example = ((torch.randn(4, 16, dtype=torch.bfloat16),), {})
+    [(size, inputs, ref)] = diagnose._batch_of_one(model, lambda n, seed: like(example, seed, batch=n), lambda: None)
+    assert size == 1 and inputs[0][0].shape[0] == 1
+    assert isinstance(ref, diagnose.Reference) and ref.float64 is not None
+
+
 def test_the_row_reports_the_largest_difference_it_saw() -> None:
     row = examine(Mlp(), ((torch.randn(2, 16),), {}), tools=["export"])["export"]
     assert row.ok and row.largest_difference is not None and row.largest_difference < 1e-4

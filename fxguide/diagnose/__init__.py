@@ -37,7 +37,7 @@ import time
 import types
 import warnings
 from pathlib import Path
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import torch
@@ -164,21 +164,74 @@ def _low_precision(output: Any) -> bool:
 def _in_float64(model: nn.Module, inputs: Inputs) -> Any:
     """The model's output with its floating parameters, buffers and inputs in float64, or ``None`` if it fails.
 
-    Each tensor's ``.data`` is swapped for a float64 copy and swapped back (the same storage, unchanged).
+    A float64 copy of a bfloat16 model is four times its weights: a 7 B model's would not fit beside it. So each
+    module's own floating tensors become float64 only while that module runs (a forward pre-hook swaps each
+    one's ``.data`` for a float64 copy, a forward hook swaps it back: the same storage, unchanged), and at most
+    one module's copies exist at a time beyond those of the modules it runs inside. A model that uses a tensor
+    outside its module's forward can fail that way (a float64 input meets a bfloat16 weight): it is then run
+    with every tensor swapped at once.
     """
-    tensors = {id(t): t for t in (*model.parameters(), *model.buffers()) if t.is_floating_point()}
-    saved = {key: t.data for key, t in tensors.items()}
+    args, kwargs = inputs
     to64 = lambda v: v.double() if isinstance(v, torch.Tensor) and v.is_floating_point() else v  # noqa: E731
+    wide = (pytree.tree_map(to64, tuple(args)), pytree.tree_map(to64, dict(kwargs)))
     try:
-        for key, t in tensors.items():
-            t.data = saved[key].double()
-        args, kwargs = inputs
-        return call(model, (pytree.tree_map(to64, tuple(args)), pytree.tree_map(to64, dict(kwargs))), SEEDS[0])
+        with _float64_while_running(model):
+            return call(model, wide, SEEDS[0])
+    except Exception:  # noqa: BLE001 - a tensor used outside its module's forward: swap them all at once
+        pass
+    try:
+        with _swapped_to_float64([(id(t), t) for t in (*model.parameters(), *model.buffers())]):
+            return call(model, wide, SEEDS[0])
     except Exception:  # noqa: BLE001 - a model that cannot run in float64 is judged by the dtype's tolerance
         return None
+
+
+@contextlib.contextmanager
+def _swapped_to_float64(tensors: list[tuple[int, torch.Tensor]]) -> Iterator[None]:
+    """Each floating tensor's ``.data`` swapped for a float64 copy, and back on the way out."""
+    floating = {key: t for key, t in tensors if t.is_floating_point() and t.dtype != torch.float64}
+    saved = {key: t.data for key, t in floating.items()}
+    try:
+        for key, t in floating.items():
+            t.data = saved[key].double()
+        yield
     finally:
-        for key, t in tensors.items():
+        for key, t in floating.items():
             t.data = saved[key]
+
+
+@contextlib.contextmanager
+def _float64_while_running(model: nn.Module) -> Iterator[None]:
+    """Each module's own floating parameters and buffers in float64 while its forward runs (see :func:`_in_float64`)."""
+    open_swaps: dict[int, list[Any]] = {}  # id(module) -> [depth, the swap's context]
+
+    def enter(module: nn.Module, _args: Any) -> None:
+        entry = open_swaps.setdefault(id(module), [0, None])
+        if entry[0] == 0:
+            own = [*module.named_parameters(recurse=False), *module.named_buffers(recurse=False)]
+            entry[1] = _swapped_to_float64([(id(t), t) for _, t in own if t is not None])
+            entry[1].__enter__()
+        entry[0] += 1
+
+    def leave(module: nn.Module, _args: Any, _output: Any) -> None:
+        entry = open_swaps[id(module)]
+        entry[0] -= 1
+        if entry[0] == 0:
+            entry[1].__exit__(None, None, None)
+
+    owners = [m for m in model.modules()
+              if any(t is not None and t.is_floating_point()
+                     for t in (*m.parameters(recurse=False), *m.buffers(recurse=False)))]
+    handles = [h for m in owners for h in (m.register_forward_pre_hook(enter),
+                                           m.register_forward_hook(leave, always_call=True))]
+    try:
+        yield
+    finally:
+        for handle in handles:
+            handle.remove()
+        for depth_and_swap in open_swaps.values():  # an exception between a pre-hook and its hook
+            if depth_and_swap[0] > 0:
+                depth_and_swap[1].__exit__(None, None, None)
 
 
 def judge(captured: Callable[..., Any], inputs: Inputs, ref: Reference, reset: Callable[[], None],
@@ -220,7 +273,7 @@ def run_tool(tool: str, model: nn.Module, example: Inputs, other: Inputs, eager_
 
     ``eager_other`` is eager's output on ``other``, or a :class:`~fxguide.diagnose.Reference` (which also
     tells frozen random draws and frozen state). ``reset()`` puts the model back as it was before the capture (the state eager's
-    reference started from); ``more`` lists further ``(batch size, inputs, eager output)`` checked when the
+    reference started from); ``more`` lists further ``(batch size, inputs, eager output or Reference)`` checked when the
     capture admits that batch size (the dynamic-batch export). Never raises for what the tool or the capture
     does: the result says it.
     """
@@ -262,7 +315,8 @@ def run_tool(tool: str, model: nn.Module, example: Inputs, other: Inputs, eager_
                     continue
                 try:
                     extra = ToolResult(tool)
-                    judge(captured, inputs, Reference({SEEDS[0]: eager}), reset, extra)
+                    judge(captured, inputs, eager if isinstance(eager, Reference) else Reference({SEEDS[0]: eager}),
+                          reset, extra)
                 except Exception as exc:  # noqa: BLE001 - the range admits the size: an error is a failure
                     extra.matches, extra.mismatch = False, "{}: {}".format(*describe(exc))
                 if not extra.matches:
@@ -408,11 +462,15 @@ def _eager_reference(model: nn.Module, example: Inputs, other: Inputs, reset: Ca
 
 
 def _batch_of_one(model: nn.Module, batch: Callable[[int, int], Inputs], reset: Callable[[], None]
-                  ) -> list[tuple[int, Inputs, Any]]:
-    """``[(1, inputs, eager output)]`` for the dynamic-batch row, or ``[]`` when eager cannot run a batch of 1."""
+                  ) -> list[tuple[int, Inputs, Reference]]:
+    """``[(1, inputs, eager's reference)]`` for the dynamic-batch row, or ``[]`` when eager cannot run a batch of 1.
+
+    The reference holds eager's float64 run too when the output is below float32, so that a batch of 1 is
+    judged as the other inputs are, not by a fixed tolerance that rounding alone exceeds.
+    """
     try:
         ones = batch(1, OTHER_SEED)
-        return [(1, ones, call(model, ones))]
+        return [(1, ones, reference(model, ones, reset, checks=False))]
     except Exception:  # noqa: BLE001 - a model that cannot take a batch of 1 (batch norm in train mode)
         return []
     finally:

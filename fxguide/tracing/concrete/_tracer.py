@@ -36,6 +36,16 @@ _TENSOR_METHODS = ("expand", "view", "reshape", "repeat", "new_zeros", "new_ones
                    "new_tensor", "narrow", "__getitem__", "masked_fill", "index_select", "to")
 
 
+
+#: Containers FX's own ``create_arg`` writes as they are (namedtuples too, by their ``_fields``).
+_FX_CONTAINERS = (tuple, list, dict, type(None))
+_LEAF = getattr(pytree, "treespec_leaf", pytree.LeafSpec)  # LeafSpec() is deprecated from torch 2.14
+
+
+def rebuild_container(children: list[Any], spec: pytree.TreeSpec) -> Any:
+    """The container ``spec`` describes (one level), holding ``children``: a traced ModelOutput stays one."""
+    return pytree.tree_unflatten(children, spec)
+
 class ConcreteTracer(fx.Tracer):
     """A ``Tracer`` that evaluates every node on example inputs while recording it.
 
@@ -156,6 +166,14 @@ class ConcreteTracer(fx.Tracer):
         return super().trace(root, concrete_args)
 
     def create_arg(self, a: Any) -> Any:
+        node_def = pytree.SUPPORTED_NODES.get(type(a))
+        if node_def is not None and type(a) not in _FX_CONTAINERS and not hasattr(a, "_fields"):
+            # A container class registered with pytree (a Hugging Face ModelOutput, a registered dataclass):
+            # FX would write it as a plain dict or tuple, so the graph rebuilds it from its children.
+            children, context = node_def.flatten_fn(a)
+            spec = pytree.TreeSpec(type(a), context, [_LEAF() for _ in children])
+            return self.create_node("call_function", rebuild_container,
+                                    (self.create_arg(list(children)), self.create_arg(spec)), {})
         try:
             return super().create_arg(a)
         except NotImplementedError:
