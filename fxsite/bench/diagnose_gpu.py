@@ -104,6 +104,25 @@ def main(argv: list[str] | None = None) -> int:
                          "largest_difference": r.largest_difference} for r in result.results}
         summary.append({"model": name, "dtype": dtype, "params": params, "seconds": round(seconds, 1),
                         "peak_beyond_weights": round(beyond, 3), "unchanged": result.unchanged, "rows": rows})
+        if cuda and "7b" in name:  # each tool alone: what the diagnosis adds beyond its hungriest tool
+            other = like(example, 1)
+            with torch.no_grad():
+                eager_other = model(*other[0], **other[1])
+            alone = {}
+            for tool in TOOLS:
+                if tool == "library_route":
+                    continue
+                torch.cuda.synchronize()
+                torch.cuda.reset_peak_memory_stats()
+                before = torch.cuda.memory_allocated()
+                diagnose.run_tool(tool, model, example, other, eager_other, timeout=600)
+                alone[tool] = round((torch.cuda.max_memory_allocated() - before) / weights, 3)
+                torch.cuda.empty_cache()
+            del eager_other
+            hungriest = max(alone.values())
+            print(f"each tool alone, beyond the weights: {alone}; the diagnosis adds "
+                  f"{beyond - hungriest:.2f} x the weights beyond its hungriest tool", flush=True)
+            summary.append({"model": name, "tools_alone": alone, "diagnosis_beyond_hungriest": round(beyond - hungriest, 3)})
         if index == 0:
             other = like(example, 1)
             ref = diagnose.reference(model, other, lambda: None)
