@@ -22,6 +22,10 @@ package: it lives beside it in the repository (``fxsite/``).
 
 __version__ = "0.2.0"
 
+from fxguide._torch_range import check_installed_torch as _check_installed_torch  # noqa: E402
+
+_check_installed_torch()  # a warning, from the package metadata only: importing fxguide stays free of torch
+
 
 def __getattr__(name: str):
     if name == "diagnose":  # the package fxguide.diagnose is callable: fxguide.diagnose(model, x)

@@ -12,7 +12,9 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 import shutil
+import warnings
 import textwrap
 from pathlib import Path
 
@@ -306,9 +308,14 @@ def test_the_compatibility_page_shows_each_difference_and_the_versions_checked(t
     _, current = _report(tmp_path, monkeypatch)
     reports = compat.load_reports(tmp_path / "drift")
     page = compat.render_page(reports, current)
-    assert f"| {OTHER} | {reports[0]['date']} | 1 | 1 (1 changed) | 0 | 0 | not run |" in page
-    assert f"| `{SOURCE}` | 2 | cell 2 differ |" in page
-    assert f"#### {OTHER}: `{SOURCE}`, cell 2 (line 20)" in page and "+    return sum_2" in page
+    assert (f"- **torch {OTHER}**, checked on {reports[0]['date']}: 1 of 2 outputs the same, 1 differ (1 changed), "
+            "0 not checked yet. Unit tests and doctests: not run.") in page
+    assert f"(`{SOURCE}`): 1 output differs on {OTHER}" in page
+    assert f"({compat.anchor_of(SOURCE)})=" in page  # the page's changes have an anchor its line links to
+    assert (f"- **torch {OTHER}**, cell 2 (line 20): node or variable names changed (a numeric suffix)." in page
+            and "+    return sum_2" in page and "<details><summary>The difference</summary>" in page)
+    assert compat.page_status(SOURCE, reports, current) == [f"Verified on torch {REFERENCE_TORCH}",
+                                                             f"1 output differs on {OTHER}"]
     assert compat.verified_sentence(reports, current) == (
         f"Verified on torch {REFERENCE_TORCH} (every output) and {OTHER} (1 of 2 outputs the same).")
 
@@ -331,6 +338,36 @@ def test_releases_where_every_output_is_the_same_are_simply_listed(tmp_path, mon
     newer = dict(report, torch="10.0.0")
     assert compat.verified_sentence([report, newer], current) == (
         f"Every output shown here is verified on torch {REFERENCE_TORCH}, {OTHER} and 10.0.0.")
+
+
+def test_a_page_that_raises_on_an_older_release_says_which_torch_it_needs(tmp_path, monkeypatch):
+    _, current = _report(tmp_path, monkeypatch)
+    report = compat.load_reports(tmp_path / "drift")[0]
+    older = json.loads(json.dumps(report))
+    older["torch"] = "2.0.0"
+    older["snippets"][1]["status"] = NEWLY_RAISING
+    newer = json.loads(json.dumps(report))
+    for entry in newer["snippets"]:
+        entry["status"], entry["diff"] = SAME, ""
+    assert compat.page_status(SOURCE, [older, newer], current) == [
+        f"Verified on torch {REFERENCE_TORCH}", f"same on {OTHER}", "1 output differs on 2.0.0",
+        f"needs torch ≥ {OTHER}"]
+
+
+@pytest.mark.docs
+def test_each_built_page_shows_the_line_its_drift_reports_give(built_site):
+    """The line under each title agrees with the committed reports (fxsite.drift.compat.page_status)."""
+    import html as html_lib
+    reports, current = compat.load_reports(), compat.current_snapshots()
+    checked = 0
+    for source in sorted(current):
+        page = built_site / "html" / (source.removesuffix(".md").removeprefix("docs/") + ".html" if source.endswith(".md")
+                             else "gallery/" + Path(source).stem + ".html")
+        text = html_lib.unescape(re.sub(r"<[^>]+>", "", page.read_text(encoding="utf-8")))
+        line = " · ".join(compat.page_status(source, reports, current))
+        assert line in re.sub(r"\s*·\s*", " · ", text), f"{page}: no line {line!r}"
+        checked += 1
+    assert checked == len(current) > 30
 
 
 def test_the_committed_reports_are_well_formed():
@@ -523,8 +560,9 @@ def test_the_report_and_the_compatibility_page_list_what_could_not_run(tmp_path,
     current = compat.current_snapshots(tmp_path / "expected")
     reports = compat.load_reports(tmp_path / "drift")
     page = compat.render_page(reports, current)
-    assert f"| 2.13.0 | {data['date']} | 0 | 1 (1 changed) | 0 | 2 (needs torchvision) | not run |" in page
-    assert f"| `{SOURCE}` | 3 | cell 1 differ; cells 2, 3 not run |" in page
+    assert (f"- **torch 2.13.0**, checked on {data['date']}: 0 of 3 outputs the same, 1 differ (1 changed), "
+            "0 not checked yet, 2 not run (needs torchvision).") in page
+    assert f"(`{SOURCE}`): 1 output differs, 2 not run on 2.13.0" in page
     assert f"Not installed: **torchvision**, {WHY}." in page
     assert compat.verified_sentence(reports, current) == (f"Verified on torch {REFERENCE_TORCH} (every output) and "
                                                           "2.13.0 (0 of 3 outputs the same, 2 not run without "
@@ -771,3 +809,29 @@ def test_make_drift_with_survey_surveys_first_so_the_reports_tests_compare_with_
     order.clear()
     monkeypatch.setattr(side_env, "run_survey", lambda version: order.append("survey") or 1)
     assert side_env.main(["2.13.0", "--survey"]) == 2 and order == ["survey", "report"]  # the report is still written
+
+
+def test_the_declared_torch_range_is_the_range_the_drift_reports_checked():
+    """pyproject's torch requirement, fxguide's import-time check and the committed reports agree."""
+    import tomllib
+    from fxguide import _torch_range
+    checked = sorted({_torch_range.release(r["torch"]) for r in compat.load_reports()}
+                     | {_torch_range.release(REFERENCE_TORCH)})
+    assert (_torch_range.OLDEST_CHECKED, _torch_range.NEWEST_CHECKED) == (checked[0], checked[-1])
+    [torch_requirement] = [d for d in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+                           if d.startswith("torch")]
+    oldest, newest = checked[0], checked[-1]
+    assert torch_requirement == f"torch>={oldest[0]}.{oldest[1]},<{newest[0]}.{newest[1] + 1}"
+
+
+def test_fxguide_warns_at_import_on_a_torch_it_was_not_checked_on(monkeypatch):
+    from importlib import metadata
+    from fxguide import _torch_range
+    monkeypatch.setattr(metadata, "version", lambda name: "2.11.0+cu130")
+    with pytest.warns(_torch_range.UncheckedTorchWarning, match=r"checked on torch 2\.13 to 2\.15, and torch "
+                                                                  r"2\.11\.0\+cu130 is installed"):
+        _torch_range.check_installed_torch()
+    monkeypatch.setattr(metadata, "version", lambda name: "2.14.1")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _torch_range.check_installed_torch()

@@ -206,8 +206,130 @@ def _headline(message: str) -> str:
     return verdict[:1].upper() + verdict[1:] + "."
 
 
+_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*$")
+
+
+def page_title(source: str, root: Path = ROOT) -> str:
+    """The title a reader sees for ``source`` (a page's first heading, a gallery script's docstring title).
+
+    >>> page_title("docs/no-such-page.md")
+    'docs/no-such-page.md'
+    """
+    path = Path(root) / source
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return source
+    if source.endswith(".py"):
+        match = re.search(r'^"""\s*\n?(.+?)\n', text, re.MULTILINE)
+        return match.group(1).strip() if match else source
+    for line in text.splitlines():
+        heading = _HEADING.match(line)
+        if heading and len(heading.group(1)) == 1:
+            return heading.group(2).strip("`")
+    return source
+
+
+def section_of(source: str, line: int, root: Path = ROOT) -> str:
+    """The heading of the section of a page that holds ``line`` ("" before the first section, or for scripts)."""
+    if not source.endswith(".md"):
+        return ""
+    try:
+        lines = (Path(root) / source).read_text(encoding="utf-8").splitlines()[:max(line, 0)]
+    except OSError:
+        return ""
+    fenced = False
+    found = ""
+    for text in lines:
+        if text.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        heading = None if fenced else _HEADING.match(text)
+        if heading and len(heading.group(1)) > 1:
+            found = heading.group(2)
+    return found
+
+
+def anchor_of(source: str) -> str:
+    """The Compatibility page's anchor for one page's findings.
+
+    >>> anchor_of("docs/pt2/saving.md")
+    'compat-docs-pt2-saving-md'
+    """
+    return "compat-" + re.sub(r"[^a-z0-9]+", "-", source.lower()).strip("-")
+
+
+def what_changed(entry: dict) -> str:
+    """One line, in a reader's words, for a finding of a drift report.
+
+    >>> what_changed({"status": "newly raising", "diff": ""})
+    'raises where it returned'
+    >>> what_changed({"status": "changed", "diff": "-x = add_1\\n+x = add_2"})
+    'node or variable names changed (a numeric suffix)'
+    """
+    status = entry.get("status", "")
+    fixed = {"newly raising": "raises where it returned", "no longer raising": "returns where it raised",
+             "newly hangs": "hangs where it returned", "not recorded": "prints something new",
+             "no longer shown": "no longer prints this output", MISSING_LIBRARY: "not run: a library is missing"}
+    if status in fixed:
+        return fixed[status]
+    diff = entry.get("diff", "")
+    removed = [line[1:] for line in diff.splitlines() if line.startswith("-") and not line.startswith("---")]
+    added = [line[1:] for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    if added and all("warn" in line.lower() for line in added) and not removed:
+        return "a new warning"
+    if removed and all("warn" in line.lower() for line in removed) and not added:
+        return "a warning is gone"
+    if len(removed) == len(added):
+        digits = [(re.sub(r"\d+", "N", a), re.sub(r"\d+", "N", b)) for a, b in zip(removed, added)]
+        if all(a == b for a, b in digits):
+            suffixes = all(re.sub(r"_\d+\b", "", a) == re.sub(r"_\d+\b", "", b) for a, b in zip(removed, added))
+            return "node or variable names changed (a numeric suffix)" if suffixes else "numbers changed"
+    if any(re.search(r"(Error|Exception)\b", line) for line in added + removed):
+        return "the error message changed"
+    if any(re.search(r"\b(graph|def forward|%\w+ :|call_function|aten\.)", line) for line in added + removed):
+        return "the printed graph or code changed"
+    return "the output changed"
+
+
+def page_status(source: str, reports: list[dict], current: dict[str, dict[int, snapshots.Expected]],
+                covs: list[Coverage] | None = None) -> list[str]:
+    """What the committed reports say about one page, in parts: ``["Verified on torch 2.14.1", "same on
+    2.15.0", "3 outputs differ on 2.13.0", ...]``, newest release first, ending with the torch the page
+    needs when an older release raised on it. The first part is the reference, which the test suite checks.
+    """
+    if source not in current:
+        return []
+    covs = covs if covs is not None else [coverage(r, current) for r in reports if r["torch"] != REFERENCE_TORCH]
+    parts = [f"Verified on torch {REFERENCE_TORCH}"]
+    raised_on = []
+    for cov in sorted(covs, key=lambda c: version_key(c.torch), reverse=True):
+        differs = [e for e in cov.differs if e["source"] == source]
+        unchecked = [i for s, i in cov.unchecked if s == source]
+        not_run = [e for e in cov.not_run if e["source"] == source]
+        if any(e["status"] in ("newly raising", "newly hangs") for e in differs):
+            raised_on.append(cov.torch)
+        bits = []
+        if differs:
+            bits.append(f"{len(differs)} output{'s' * (len(differs) > 1)} differ{'s' * (len(differs) == 1)}")
+        if not_run:
+            bits.append(f"{len(not_run)} not run")
+        if unchecked:
+            bits.append(f"{len(unchecked)} not checked yet")
+        if not bits:
+            parts.append(f"same on {cov.torch}")
+        elif len(unchecked) == len(current[source]):
+            parts.append(f"not checked yet on {cov.torch}")
+        else:
+            parts.append(f"{', '.join(bits)} on {cov.torch}")
+    if raised_on:
+        newest_raising = max(raised_on, key=version_key)
+        above = sorted((c.torch for c in covs if version_key(c.torch) > version_key(newest_raising)), key=version_key)
+        parts.append(f"needs torch ≥ {above[0] if above else REFERENCE_TORCH}")
+    return parts
+
+
 def render_page(reports: list[dict], current: dict[str, dict[int, snapshots.Expected]]) -> str:
-    """The Markdown of the Compatibility page."""
+    """The Markdown of the Compatibility page: releases checked, then page by page, each change in one line."""
     others = [r for r in reports if r["torch"] != REFERENCE_TORCH]
     covs = [coverage(r, current) for r in others]
     total = sum(len(v) for v in current.values())
@@ -219,7 +341,8 @@ def render_page(reports: list[dict], current: dict[str, dict[int, snapshots.Expe
         f"Every output in this guide was recorded on torch {REFERENCE_TORCH}, the reference, and the test "
         f"suite checks all {total} of them against that torch on every change. To see what another release "
         "does to them, `make drift TORCH=<version>` builds the guide with that torch in a side environment "
-        "and compares every output with the recorded one. This page is generated from those reports.",
+        "and compares every output with the recorded one. This page is generated from those reports; each "
+        "page of the guide says the same under its title.",
         "",
     ]
     damaged = {**getattr(current, "damaged", {}), **getattr(reports, "damaged", {})}
@@ -230,56 +353,48 @@ def render_page(reports: list[dict], current: dict[str, dict[int, snapshots.Expe
     if not covs:
         lines += ["No release other than the reference has been checked yet.", ""]
         return "\n".join(lines)
-    lines += [
-        "## Releases checked",
-        "",
-        "A snippet is *the same* when its normalized output is identical to the recorded one. "
-        "*Not checked yet* counts outputs added or re-recorded after that release's report.",
-        "",
-        "*Not run* counts outputs whose page needs a library that release cannot install.",
-        "",
-        "| torch | checked on | same | differ | not checked yet | not run | unit tests and doctests |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
-    ]
-    for cov in covs:
+    lines += ["## Releases checked", ""]
+    for cov in sorted(covs, key=lambda c: version_key(c.torch), reverse=True):
         kinds = [(s, sum(1 for e in cov.differs if e["status"] == s)) for s in
                  ("changed", "newly raising", "newly hangs", "no longer raising", "not recorded",
                   "no longer shown")]
-        differ = str(len(cov.differs)) + (" (" + ", ".join(f"{n} {s}" for s, n in kinds if n) + ")"
-                                          if cov.differs else "")
+        differ = f"{len(cov.differs)} differ" + (" (" + ", ".join(f"{n} {s}" for s, n in kinds if n) + ")"
+                                                 if cov.differs else "")
         tests = ", ".join(f"{n} {k}" for k, n in cov.tests.items()) or "not run"
-        not_run = str(len(cov.not_run)) + (f" (needs {_versions_text(sorted(cov.unavailable))})"
-                                           if cov.not_run else "")
-        lines.append(f"| {cov.torch} | {cov.date} | {len(cov.same)} | {differ} | {len(cov.unchecked)} | {not_run} "
-                     f"| {tests} |")
-    lines += ["", "## Page by page", "",
-              "| page or script | outputs | " + " | ".join(f"torch {c.torch}" for c in covs) + " |",
-              "| --- | --- | " + " | ".join("---" for _ in covs) + " |"]
-    for source, recorded in sorted(current.items()):
-        kind = "cell" if source.endswith(".md") else "block"
-        cells = []
-        for cov in covs:
-            differs = sorted(e["index"] for e in cov.differs if e["source"] == source)
-            unchecked = sorted(i for s, i in cov.unchecked if s == source)
-            parts = [f"{_snippet_list(kind, differs)} differ"] if differs else []
-            parts += [f"{_snippet_list(kind, unchecked)} not checked yet"] if unchecked else []
-            not_run = sorted(e["index"] for e in cov.not_run if e["source"] == source)
-            parts += [f"{_snippet_list(kind, not_run)} not run"] if not_run else []
-            cells.append("; ".join(parts) or "all the same")
-        lines.append(f"| `{source}` | {len(recorded)} | " + " | ".join(cells) + " |")
-    lines += ["", "## What changed", ""]
-    for cov in covs:
-        lines += [f"### torch {cov.torch}", ""]
+        not_run = (f", {len(cov.not_run)} not run (needs {_versions_text(sorted(cov.unavailable))})"
+                   if cov.not_run else "")
+        lines.append(f"- **torch {cov.torch}**, checked on {cov.date}: {len(cov.same)} of {total} outputs the "
+                     f"same, {differ}, {len(cov.unchecked)} not checked yet{not_run}. Unit tests and doctests: "
+                     f"{tests}.")
         for lib, why in sorted(cov.unavailable.items()):
-            lines += [f"Not installed: **{lib}**, {why}.", ""]
-        if not cov.differs:
-            lines += [f"Every checked output is the same on torch {cov.torch}.", ""]
-        for entry in cov.differs:
+            lines.append(f"  Not installed: **{lib}**, {why}.")
+    lines += ["", "*Same*: the normalized output is identical to the recorded one. *Not checked yet*: added or "
+              "re-recorded after that release's report. *Not run*: the page needs a library that release "
+              "cannot install.", "", "## Page by page", ""]
+    for source in sorted(current, key=lambda s: (page_title(s).lower(), s)):
+        parts = page_status(source, reports, current, covs)
+        changed = any(e["source"] == source for cov in covs for e in cov.differs)
+        title = page_title(source)
+        link = f"[{title}](#{anchor_of(source)})" if changed else title
+        lines.append(f"- {link} (`{source}`): " + " · ".join(parts[1:] or ["no other release checked"]))
+    lines += ["", "## What changed", ""]
+    for source in sorted(current, key=lambda s: (page_title(s).lower(), s)):
+        entries = [(cov.torch, e) for cov in sorted(covs, key=lambda c: version_key(c.torch), reverse=True)
+                   for e in cov.differs if e["source"] == source]
+        if not entries:
+            continue
+        lines += [f"({anchor_of(source)})=", f"### {page_title(source)}", "", f"`{source}`", ""]
+        for torch_version, entry in entries:
             kind = "cell" if entry["source"].endswith(".md") else "block"
-            lines += [f"#### {cov.torch}: `{entry['source']}`, {kind} {entry['index']} (line {entry['line']})", "",
-                      _headline(entry["message"]), ""]
+            section = section_of(source, entry.get("line", 0))
+            where = f"{section}, " if section else ""
+            lines += [f"- **torch {torch_version}**, {where}{kind} {entry['index']} (line {entry['line']}): "
+                      f"{what_changed(entry)}.", ""]
             if entry.get("diff"):
-                lines += ["```diff", entry["diff"], "```", ""]
+                lines += ["  <details><summary>The difference</summary>", "", "  ```diff",
+                          *[f"  {line}" for line in entry["diff"].splitlines()], "  ```", "", "  </details>", ""]
+    if lines[-2:] == ["## What changed", ""]:
+        lines += ["Every checked output is the same on every release checked.", ""]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

@@ -25,6 +25,7 @@ from urllib.parse import quote
 from xml.sax.saxutils import escape
 
 from fxsite import ROOT
+from fxsite.drift import compat
 from fxsite.drift.normalize import hide_paths
 
 #: The optional parts of fxguide (pyproject's extras) and what in a page's code needs each.
@@ -194,6 +195,7 @@ def add_page_context(app, pagename: str, templatename: str, context: dict, doctr
     config = app.config
     context["fxguide_torch"] = config.fxguide_torch
     context["fxguide_install"] = context["fxguide_source_url"] = context["fxguide_edit_url"] = None
+    context["fxguide_verified"] = []
     repository = config.fxguide_repository.rstrip("/")
     context["fxguide_issue_url"] = f"{repository}/issues/new?title=" + quote(f"Page {pagename}: ")
     source = page_source(app, pagename)
@@ -202,6 +204,10 @@ def add_page_context(app, pagename: str, templatename: str, context: dict, doctr
     relative = source.relative_to(ROOT).as_posix()
     context["fxguide_source_url"] = f"{repository}/blob/main/{relative}"
     context["fxguide_edit_url"] = f"{repository}/edit/main/{relative}"
+    reports, current = getattr(app, "fxguide_drift", ([], {}))
+    parts = compat.page_status(relative, reports, current)
+    context["fxguide_verified"] = parts
+    context["fxguide_verified_anchor"] = compat.anchor_of(relative)
     executed = source.suffix == ".py" or "kernelspec" in app.env.metadata.get(pagename, {})
     if executed and doctree is not None:
         code = source.read_text(encoding="utf-8")

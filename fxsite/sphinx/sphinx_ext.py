@@ -19,6 +19,8 @@ committed drift reports (:mod:`fxsite.drift.compat`).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from pathlib import Path
 
@@ -94,6 +96,19 @@ def write_compatibility(app: Sphinx, config: Config) -> None:
                                  "verified_on": compat.verified_sentence(reports, current)}
     if (root / "drift").is_dir():
         compat.write_if_changed(Path(app.srcdir) / "compatibility.md", compat.render_page(reports, current))
+    # Each page's "verified on" line (fxsite.sphinx.running) reads them too; a change of them rewrites every page.
+    app.fxguide_drift = (reports, current)  # type: ignore[attr-defined]
+    app.fxguide_drift_digest = hashlib.sha256(json.dumps(  # type: ignore[attr-defined]
+        [list(reports), {s: sorted(i) for s, i in current.items()}], sort_keys=True, default=str).encode()).hexdigest()
+
+
+def reread_when_drift_changed(app: Sphinx, env, added, changed, removed) -> list[str]:
+    """Every page, when the drift reports changed since the last build: each page's line quotes them."""
+    digest = getattr(app, "fxguide_drift_digest", "")
+    if getattr(env, "fxguide_drift_digest", None) == digest:
+        return []
+    env.fxguide_drift_digest = digest
+    return sorted(env.found_docs - set(added) - set(changed))
 
 
 def keep_cached_outputs_in_executed_notebooks() -> None:
@@ -130,4 +145,5 @@ def setup(app: Sphinx) -> dict:
     app.connect("config-inited", write_compatibility)
     app.connect("doctree-read", check_unexpected_errors)
     app.connect("env-get-outdated", reread_failed_pages)
+    app.connect("env-get-outdated", reread_when_drift_changed)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,45 @@
+"""The torch releases fxguide was checked on, and a warning when the installed one is outside them.
+
+The guide's drift reports (``drift/torch-*/report.json`` in the repository) say which releases its
+pages, examples and tests were run on; the package declares the same range in its metadata
+(``torch>=2.13,<2.16``). A torch outside it may still import fxguide (a ``--no-deps`` install,
+a checkout on ``PYTHONPATH``): then this warning says which torch the examples need, at the
+start, instead of a missing attribute halfway through a script.
+"""
+
+from __future__ import annotations
+
+import warnings
+from importlib import metadata
+
+OLDEST_CHECKED = (2, 13)
+"""The oldest torch release (major, minor) the guide's checks ran on."""
+NEWEST_CHECKED = (2, 15)
+"""The newest torch release (major, minor) the guide's checks ran on."""
+
+
+class UncheckedTorchWarning(UserWarning):
+    """The installed torch is outside the releases fxguide was checked on."""
+
+
+def release(version: str) -> tuple[int, int]:
+    """``(major, minor)`` of a version string like ``2.14.1+cu130``.
+
+    >>> release("2.14.1+cu130")
+    (2, 14)
+    """
+    major, minor = version.split("+")[0].split(".")[:2]
+    return int(major), int("".join(c for c in minor if c.isdigit()) or 0)
+
+
+def check_installed_torch() -> None:
+    """Warn (:class:`UncheckedTorchWarning`) when the installed torch is outside the checked releases."""
+    try:
+        found = metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        return  # importing torch will say so
+    if not OLDEST_CHECKED <= release(found) <= NEWEST_CHECKED:
+        oldest, newest = (".".join(map(str, v)) for v in (OLDEST_CHECKED, NEWEST_CHECKED))
+        warnings.warn(f"fxguide was checked on torch {oldest} to {newest}, and torch {found} is installed: "
+                      f"some examples may fail on it (pip install 'torch>={oldest},<{NEWEST_CHECKED[0]}."
+                      f"{NEWEST_CHECKED[1] + 1}' installs a checked one)", UncheckedTorchWarning, stacklevel=3)
