@@ -14,6 +14,8 @@ import io
 import json
 import re
 import shutil
+import subprocess
+import sys
 import warnings
 import textwrap
 from pathlib import Path
@@ -802,7 +804,7 @@ def test_make_drift_with_survey_surveys_first_so_the_reports_tests_compare_with_
     (report / "report.json").write_text(json.dumps({"summary": {"same": 1}, "tests": {"summary": {"passed": 1}}}))
     monkeypatch.setattr(side_env, "ROOT", tmp_path)
     monkeypatch.setattr(side_env, "run_survey", lambda version: order.append("survey") or 0)
-    monkeypatch.setattr(side_env, "run_drift", lambda version: order.append("report") or report)
+    monkeypatch.setattr(side_env, "run_drift", lambda version, tests=True: order.append("report") or report)
     monkeypatch.setattr(side_env, "found_drift", lambda data: False)
     assert side_env.main(["2.13.0", "--survey"]) == 0
     assert order == ["survey", "report"]
@@ -835,3 +837,22 @@ def test_fxguide_warns_at_import_on_a_torch_it_was_not_checked_on(monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         _torch_range.check_installed_torch()
+
+
+def test_outputs_only_skips_the_unit_tests_and_the_report_says_so(tmp_path, monkeypatch):
+    """CI's quick look at the newest release: the docs build and output check only."""
+    monkeypatch.setattr(side_env, "ensure_venv", lambda version, root: Path(sys.executable))
+    monkeypatch.setattr(side_env, "unavailable_libraries", lambda python: {})
+    calls = []
+
+    def fake_run(cmd, **kwargs):
+        calls.append(cmd)
+        staged = Path(cmd[cmd.index("--report") + 1])
+        from fxsite.drift.compare import Finding
+        write_report(staged, "2.13.0", [Finding(SOURCE, 1, 3, SAME)])
+        return subprocess.CompletedProcess(cmd, 0)
+
+    monkeypatch.setattr(side_env.subprocess, "run", fake_run)
+    report_dir = side_env.run_drift("2.13.0", root=tmp_path, tests=False)
+    assert len(calls) == 1 and "pytest" not in calls[0]
+    assert "not run in this check (`--outputs-only`)" in (report_dir / "report.md").read_text()
