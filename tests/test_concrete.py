@@ -407,3 +407,57 @@ def test_the_input_guard_survives_deepcopy_and_accepts_the_traced_default_again(
     torch.testing.assert_close(gm(A, 1.0), scaled(A))
     with pytest.raises(TypeError, match=r"the traced graph takes the inputs of \(x, scale=1\.0\): too many"):
         gm(A, 1.0, 2.0)
+
+
+class ListMLP(torch.nn.Module):
+    """Sums a list of inputs, then a linear layer, ReLU and batch norm: every fxguide transform has work here."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 3, 1)
+        self.bn = torch.nn.BatchNorm2d(3).eval()
+
+    def forward(self, xs):
+        return torch.relu(self.bn(self.conv(sum(xs))))
+
+
+def _through_each_transform():
+    from fxguide.transforms.decompose import decompose
+    from fxguide.transforms.fuse import fuse_conv_bn
+    from fxguide.transforms.observers import insert_observers
+    from fxguide.transforms.profiling import NodeProfiler
+    from fxguide.transforms.replace import Retarget, SwapOps, replace_op
+    from fxguide.transforms.shapes import ShapeRecorder
+    return {
+        "Retarget": lambda gm: Retarget(gm, {torch.relu: torch.tanh}).transform(),
+        "replace_op": lambda gm: replace_op(gm, torch.relu, torch.tanh),
+        "decompose": lambda gm: decompose(gm),
+        "fuse_conv_bn": lambda gm: fuse_conv_bn(gm),
+        "insert_observers": lambda gm: insert_observers(gm, lambda n: n.op == "call_module"),
+        "SwapOps": lambda gm: SwapOps(gm, {torch.relu: torch.tanh}).run,
+        "ShapeRecorder": lambda gm: ShapeRecorder(gm).run,
+        "NodeProfiler": lambda gm: NodeProfiler(gm).run,
+    }
+
+
+@pytest.mark.parametrize("transform", list(_through_each_transform()))
+def test_every_fxguide_transform_keeps_the_input_check_of_a_concrete_trace(transform):
+    """A graph traced on a list of 2 raises on a list of 3 after any fxguide transform, as before it."""
+    x = torch.randn(1, 3, 4, 4)
+    gm = concrete_trace(ListMLP().eval(), ([x, x],)).eval()
+    changed = _through_each_transform()[transform](gm)
+    changed([x, x])  # the traced structure still runs
+    with pytest.raises(GuardError, match="was a list of 2 tensors when traced and is a list of 3 tensors"):
+        changed([x, x, x])
+
+
+def test_decompose_keeps_the_calling_convention_and_the_output_structure():
+    from fxguide.transforms.decompose import decompose
+
+    def pair(x, *, scale=2.0):
+        return {"a": torch.relu(x) * scale, "b": (torch.relu(-x),)}
+
+    gm = concrete_trace(pair, (A,))
+    out = decompose(gm)(A)
+    assert type(out) is dict and list(out) == ["a", "b"] and type(out["b"]) is tuple
+    torch.testing.assert_close(out["a"], pair(A)["a"])

@@ -15,6 +15,26 @@ import torch.fx as fx
 from torch import nn
 from torch.fx.operator_schemas import get_signature_for_torch_op
 
+from fxguide.tracing.concrete._inputs import carry as carry_input_guard
+from fxguide.tracing.concrete._inputs import check as check_input_guard
+
+__all__ = ["GuardedRun", "carry_input_guard", "check_input_guard", "to_graph_module"]
+
+
+class GuardedRun:
+    """Mixed into fxguide's Interpreters: ``run`` checks the inputs first, as the traced module's call would.
+
+    A graph from :func:`fxguide.tracing.concrete.concrete_trace` checks the structure of its inputs before it
+    runs (a list of 3 where it traced a list of 2 raises); an Interpreter runs the graph without calling the
+    module, so it would skip that check and compute something else.
+    """
+
+    module: fx.GraphModule
+
+    def run(self, *args, **kwargs):
+        check_input_guard(self.module, args)
+        return super().run(*args, **kwargs)  # type: ignore[misc]
+
 
 def to_graph_module(module: nn.Module, caller: str = "to_graph_module") -> fx.GraphModule:
     """Return a ``GraphModule`` for ``module`` that a transform may edit freely.

@@ -10,6 +10,8 @@ performs on the Proxies is recorded into the new graph.
 
 from __future__ import annotations
 
+import copy
+
 from collections.abc import Callable, Mapping
 
 import torch
@@ -18,7 +20,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.fx.proxy import GraphAppendingTracer
 
-from fxguide.transforms import _bind_error, to_graph_module
+from fxguide.transforms import _bind_error, carry_input_guard, to_graph_module
 
 
 def _rule_input(x: object, inplace: object, caller: str) -> None:
@@ -99,6 +101,7 @@ def decompose(module: nn.Module, rules: Mapping[Callable, Callable] | None = Non
                         f"got {rules!r}")
     old = to_graph_module(module, "decompose")
     graph = fx.Graph()
+    graph.set_codegen(copy.deepcopy(old.graph._codegen))  # the same calling convention and output structure
     tracer = GraphAppendingTracer(graph)
     env: dict[fx.Node, fx.Node] = {}
     for node in old.graph.nodes:
@@ -123,4 +126,4 @@ def decompose(module: nn.Module, rules: Mapping[Callable, Callable] | None = Non
             result = args[0].copy_(result)
         env[node] = result.node
     graph.lint()
-    return fx.GraphModule(old, graph)
+    return carry_input_guard(old, fx.GraphModule(old, graph))

@@ -15,6 +15,8 @@ import torch
 import torch.fx as fx
 from torch import nn
 
+from fxguide.transforms import carry_input_guard
+
 
 def fold_bn_into_conv(conv: nn.Conv2d, bn: nn.BatchNorm2d) -> nn.Conv2d:
     """Return a new ``Conv2d`` that computes ``bn(conv(x))`` of eval mode in one step.
@@ -113,4 +115,4 @@ def fuse_conv_bn(model: nn.Module) -> fx.GraphModule:
     gm.graph.lint()
     gm.delete_all_unused_submodules()
     gm.recompile()
-    return gm
+    return carry_input_guard(model, gm)

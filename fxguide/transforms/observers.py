@@ -20,7 +20,7 @@ import torch.fx as fx
 from torch import nn
 
 from fxguide._checks import finite_number
-from fxguide.transforms import _graph_inputs
+from fxguide.transforms import _graph_inputs, carry_input_guard
 
 OBSERVER_PREFIX = "observe_"
 
@@ -134,7 +134,7 @@ def insert_observers(model: nn.Module, where: Callable[[fx.Node], bool]) -> fx.G
         node.replace_all_uses_with(observed, delete_user_cb=lambda user: user is not observed)
     gm.graph.lint()
     gm.recompile()
-    return gm
+    return carry_input_guard(model, gm)
 
 
 def _accepts(where: Callable[[fx.Node], bool], node: fx.Node) -> bool:

@@ -18,10 +18,10 @@ import torch.fx as fx
 
 from fxguide._checks import int_at_least
 from fxguide.display.timing import MAX_REPEATS, format_time
-from fxguide.transforms import _graph_inputs
+from fxguide.transforms import GuardedRun, _graph_inputs
 
 
-class NodeProfiler(fx.Interpreter):
+class NodeProfiler(GuardedRun, fx.Interpreter):
     """An Interpreter that records how long each node took, in seconds, per run.
 
     ``samples[name]`` holds one duration for every :meth:`~torch.fx.Interpreter.run` so far.

@@ -18,7 +18,7 @@ from typing import Any
 import torch.fx as fx
 from torch import nn
 
-from fxguide.transforms import _bind_error, to_graph_module
+from fxguide.transforms import GuardedRun, _bind_error, carry_input_guard, to_graph_module
 
 
 def _name(f: Any) -> str:
@@ -84,7 +84,7 @@ def replace_op(module: nn.Module, old: Callable, new: Callable) -> fx.GraphModul
     return gm
 
 
-class _CallsNew:
+class _CallsNew(GuardedRun):
     """What ``Retarget`` and ``SwapOps`` share: a mapping, and a ``call_function`` that uses it."""
 
     def __init__(self, module: fx.GraphModule, mapping: Mapping[Callable, Callable]) -> None:
@@ -111,6 +111,9 @@ class Retarget(_CallsNew, fx.Transformer):
     >>> [n.name for n in new.graph.nodes]
     ['x', 'tanh', 'add', 'output']
     """
+
+    def transform(self) -> fx.GraphModule:
+        return carry_input_guard(self.module, super().transform())
 
 
 class SwapOps(_CallsNew, fx.Interpreter):

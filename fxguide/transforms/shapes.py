@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 import torch
 import torch.fx as fx
 
-from fxguide.transforms import _graph_inputs
+from fxguide.transforms import GuardedRun, _graph_inputs
 
 
 class TensorInfo(NamedTuple):
@@ -69,7 +69,7 @@ def record_shapes_by_hand(gm: fx.GraphModule, *args: Any) -> dict[str, TensorInf
     return seen
 
 
-class ShapeRecorder(fx.Interpreter):
+class ShapeRecorder(GuardedRun, fx.Interpreter):
     """An ``Interpreter`` that notes the shape and dtype of each tensor it computes.
 
     After ``run(...)``, ``recorder.seen`` maps node names to :class:`TensorInfo`.

@@ -142,3 +142,25 @@ def install(gm: fx.GraphModule, signature: inspect.Signature, traced: dict[str, 
     gm.add_submodule("guard_inputs", InputGuard(signature, traced, where))
     gm.register_forward_pre_hook(_check_inputs, with_kwargs=True)
     gm._register_deepcopy_hook(_reinstall)
+
+
+def carry(source: nn.Module, result: fx.GraphModule) -> fx.GraphModule:
+    """Give ``result`` the input check of ``source`` (a graph the concrete tracer made), when it has one.
+
+    Every fxguide transform that builds a new GraphModule from a traced one calls this, so that no transform
+    drops the promise that a call with inputs of another structure raises instead of computing something else.
+    """
+    guard = getattr(source, "_modules", {}).get("guard_inputs")
+    if isinstance(guard, InputGuard) and not isinstance(result._modules.get("guard_inputs"), InputGuard):
+        result.add_submodule("guard_inputs", guard)
+        result.register_forward_pre_hook(_check_inputs, with_kwargs=True)
+        result._register_deepcopy_hook(_reinstall)
+    return result
+
+
+def check(module: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None) -> None:
+    """Run ``module``'s input check on a call that does not go through its ``forward`` (an Interpreter's run)."""
+    guard = getattr(module, "_modules", {}).get("guard_inputs")
+    if isinstance(guard, InputGuard):
+        guard(tuple(args), dict(kwargs or {}))
+
