@@ -82,6 +82,31 @@ def test_every_executed_page_links_its_source_in_the_repository(site):
     assert f'{PROJECT_URLS["Source"]}/blob/main/gallery/fuse_conv_bn.py' in example  # the script, not generated reST
 
 
+def test_every_executed_page_opens_on_binder_from_the_repository(site):
+    """Each executed page links mybinder.org at its own file; Binder builds .binder/ with the reference pins."""
+    owner_repo = PROJECT_URLS["Source"].removeprefix("https://github.com/")
+    pages = [p for p in _executed_pages(site) if "gallery" not in p.relative_to(site).parts]
+    wrong = []
+    for page in pages:
+        source = "docs/" + page.relative_to(site).with_suffix(".md").as_posix()
+        link = f"https://mybinder.org/v2/gh/{owner_repo}/main?urlpath=lab/tree/{source}"
+        if link not in htmllib.unescape(page.read_text(encoding="utf-8")) or not (ROOT / source).is_file():
+            wrong.append(source)
+    assert len(pages) > 30 and wrong == [], "pages without a Binder link to their own file:\n" + "\n".join(wrong)
+
+
+def test_binder_installs_the_reference_torch_and_every_extra_with_the_pins():
+    lines = [line.split("#")[0].strip() for line in (ROOT / ".binder" / "requirements.txt").read_text().splitlines()]
+    lines = [line for line in lines if line]
+    assert f"torch=={REFERENCE_TORCH}" in lines and "-c ../constraints.txt" in lines
+    extras = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"])
+    [editable] = [line for line in lines if line.startswith("-e .[")]
+    assert set(editable.removeprefix("-e .[").rstrip("]").split(",")) == extras - {"docs", "test"}
+    assert all(re.fullmatch(r"[A-Za-z0-9_.-]+==[0-9.]+", line) for line in lines
+               if not line.startswith(("-", "torch=="))), "every other requirement is pinned exactly"
+    assert (ROOT / ".binder" / "postBuild").stat().st_mode & 0o111, "postBuild must be executable"
+
+
 def _notebooks(site: Path) -> list[Path]:
     return sorted([*(p for p in site.rglob("*.ipynb") if "_downloads" not in p.parts),
                    *(site / "_downloads").glob("*/*.ipynb")])

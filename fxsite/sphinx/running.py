@@ -179,6 +179,20 @@ def rewrite_notebook(path: Path, torch: str, repository: str, *, gallery: bool, 
         Path(path).write_text(runnable, encoding="utf-8")
 
 
+def binder_url(repository: str, relative: str) -> str:
+    """The mybinder.org link that opens a page of the repository as a notebook in JupyterLab.
+
+    Binder builds the repository from ``.binder/`` (the reference pins, jupytext to open MyST pages).
+
+    >>> binder_url("https://github.com/fxguide/fxguide", "docs/quickstart.md")
+    'https://mybinder.org/v2/gh/fxguide/fxguide/main?urlpath=lab/tree/docs/quickstart.md'
+    """
+    owner_repo = repository.removeprefix("https://github.com/").strip("/")
+    if owner_repo.count("/") != 1:
+        raise ValueError(f"binder_url: {repository!r} is not a GitHub repository URL (https://github.com/OWNER/NAME)")
+    return f"https://mybinder.org/v2/gh/{owner_repo}/main?urlpath=lab/tree/{quote(relative)}"
+
+
 def page_source(app, pagename: str) -> Path | None:
     """The file in the repository a page is made from: a gallery example's script, or the page."""
     if pagename.startswith("gallery/") and pagename != "gallery/index":
@@ -196,6 +210,7 @@ def add_page_context(app, pagename: str, templatename: str, context: dict, doctr
     context["fxguide_torch"] = config.fxguide_torch
     context["fxguide_install"] = context["fxguide_source_url"] = context["fxguide_edit_url"] = None
     context["fxguide_verified"] = []
+    context["fxguide_binder"] = None
     repository = config.fxguide_repository.rstrip("/")
     context["fxguide_issue_url"] = f"{repository}/issues/new?title=" + quote(f"Page {pagename}: ")
     source = page_source(app, pagename)
@@ -212,6 +227,8 @@ def add_page_context(app, pagename: str, templatename: str, context: dict, doctr
     if executed and doctree is not None:
         code = source.read_text(encoding="utf-8")
         context["fxguide_install"] = install_command(extras_for(code), config.fxguide_torch, repository, tools_for(code))
+        if source.suffix == ".md":
+            context["fxguide_binder"] = binder_url(repository, relative)
 
 
 def runnable_gallery_notebooks(app, exception) -> None:
