@@ -113,8 +113,8 @@ def dict_key(self, x):
     return x * {2: 3.0, 3: -1.0}.get(x.shape[0], 1.0)
 
 
-def str_of_whole_tensor(self, x):  # refused
-    return x * (len(str(x)) % 3 + 1)
+def str_of_whole_tensor(self, x):  # refused (two rows at least, so never a one-element tensor)
+    return x * (len(str(torch.cat([x, x]))) % 3 + 1)
 
 
 def is_instance(self, x):
@@ -159,6 +159,34 @@ def torch_predicates(self, x):
 
 def grad_enabled(self, x):
     return x * 2 if torch.is_grad_enabled() else x + 1
+
+
+def c_grad_enabled(self, x):
+    return x * 2 if torch._C.is_grad_enabled() else x + 1
+
+
+def no_grad_region(self, x):
+    with torch.no_grad():
+        y = x * 2
+    return y + 1
+
+
+def no_grad_method(self, x):
+    return self.halve(x) + x
+
+
+class Doubled(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 100
+
+
+def custom_function(self, x):  # refused
+    return Doubled.apply(x)
 
 
 def tracing_predicates(self, x):
@@ -255,6 +283,7 @@ STEPS = {
     "flags": [flags], "values": [python_values, buffer_branch, attribute_branch], "try-except": [try_except],
     "python-object": [python_object], "input-structure": [], "store": [proxy_leak],
     "python-attribute": [python_counter], "autocast": [autocast_region],
+    "grad-mode": [no_grad_region, no_grad_method], "autograd-function": [custom_function],
 }
 REFUSED = [step for q in questions.QUESTIONS if q.answer == "refused" for step in STEPS[q.name]]
 GUARDED = [step for q in questions.QUESTIONS if q.answer == "guarded" for step in STEPS[q.name]] + [
@@ -272,6 +301,10 @@ class Generated(nn.Module):
         self.total = torch.zeros(())
         self.calls = 0
         self.grid = (0, 0)
+
+    @torch.no_grad()
+    def halve(self, x):
+        return x / 2
 
     def forward(self, x, *more):
         for extra in more:  # the call's structure: how many extra inputs
@@ -308,11 +341,14 @@ def mutate(model: Generated, how: int) -> None:
 def run(fn, x, more, grad):
     try:
         with torch.set_grad_enabled(grad):
-            return fn(x, *more)
+            out = fn(x, *more)
+            left = torch.is_grad_enabled()
     except GuardError:
         raise
     except Exception as error:  # eager and traced must fail alike
         return error
+    assert left == grad, f"the call left grad mode {left}, the caller's was {grad}"
+    return out
 
 
 inputs = st.tuples(st.integers(1, 4), st.integers(1, 4), st.sampled_from([1.0, -1.0, 0.5]),
@@ -365,6 +401,12 @@ def check(steps, calls, expect_refusals=True) -> str:
             return "failed"
         assert isinstance(got, torch.Tensor), got
         assert got.shape == expected.shape and got.dtype == expected.dtype, (got, expected)
+        assert got.requires_grad == expected.requires_grad, "autograd: the graph's output differs in requires_grad"
+        if expected.requires_grad and x.requires_grad:  # autograd is part of the promise: the same gradient
+            (want,) = torch.autograd.grad(expected.sum(), x, allow_unused=True)
+            (have,) = torch.autograd.grad(got.sum(), x, allow_unused=True)
+            assert (want is None) == (have is None) and (want is None or torch.equal(want, have)), \
+                "autograd: the gradient through the graph differs from eager mode's"
         torch.testing.assert_close(got, expected, rtol=0, atol=0)
         assert_same_state(state(traced_model), state(eager))
     return "equal_calls"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import copy
+import inspect
 import operator
 import os
 import re
@@ -40,6 +41,13 @@ _TENSOR_METHODS = ("expand", "view", "reshape", "repeat", "new_zeros", "new_ones
 #: Containers FX's own ``create_arg`` writes as they are (namedtuples too, by their ``_fields``).
 _FX_CONTAINERS = (tuple, list, dict, type(None))
 _LEAF = getattr(pytree, "treespec_leaf", pytree.LeafSpec)  # LeafSpec() is deprecated from torch 2.14
+
+
+def swap_grad_mode(mode: bool) -> bool:
+    """Set grad mode to ``mode`` and return the mode it replaced (a traced ``torch.no_grad()`` region's start)."""
+    before = torch.is_grad_enabled()
+    torch._C._set_grad_enabled(mode)
+    return before
 
 
 def rebuild_container(children: list[Any], spec: pytree.TreeSpec) -> Any:
@@ -365,6 +373,7 @@ _CONCRETE_TRACES: list[Any] = []  # the tracers running now (is_fx_tracing() is 
 #: the graph calls to ask again, or None for the same function).
 _GLOBALS: tuple[tuple[Any, str, Any], ...] = (
     (torch, "is_grad_enabled", None),
+    (torch._C, "is_grad_enabled", None),
     (torch, "is_inference_mode_enabled", None),
     (torch, "are_deterministic_algorithms_enabled", None),
     (torch, "is_autocast_enabled", None),
@@ -435,6 +444,9 @@ class _Interceptions:
             self._patch(owner, name, self._typed(original))
         for owner, name, target in _GLOBALS:
             self._patch(owner, name, self._global(getattr(owner, name), target or getattr(owner, name)))
+        self._patch(torch._C, "_set_grad_enabled", self._grad_mode(torch._C._set_grad_enabled))
+        self._patch(torch.autograd.Function, "apply", classmethod(self._autograd_function(
+            inspect.getattr_static(torch.autograd.Function, "apply"))))
         self._inject_type()
         _CONCRETE_TRACES.append(self.tracer)
         for name in _FACTORIES:
@@ -453,6 +465,45 @@ class _Interceptions:
                 delattr(owner, name)  # it was inherited: remove the patch, do not pin a copy
             else:
                 setattr(owner, name, original)
+
+    def _grad_mode(self, original: Callable[[bool], None]) -> Callable[[bool], None]:
+        # A change of grad mode inside forward (torch.no_grad(), enable_grad(), set_grad_enabled, the
+        # @torch.no_grad() decorator): the graph makes the same change on every call. A change back to the mode
+        # in force before the last one is a restore: the graph restores the mode it found at run time, so a
+        # graph traced with grad on and called under no_grad leaves the caller's mode as eager mode does.
+        tracer = self.tracer
+        opened: list[tuple[bool, fx.Node]] = []  # (mode before the change, the node that returns it at run time)
+
+        def set_grad_enabled(mode: bool) -> None:
+            before = torch.is_grad_enabled()
+            original(mode)
+            if tracer._evaluating or "grad-mode" in _OFF or getattr(tracer, "graph", None) is None \
+                    or bool(mode) == before and not opened:
+                return
+            if opened and bool(mode) == opened[-1][0]:
+                _, previous = opened.pop()
+                fx.Tracer.create_node(tracer, "call_function", original, (previous,), {})
+            else:
+                opened.append((before, fx.Tracer.create_node(tracer, "call_function", swap_grad_mode,
+                                                             (bool(mode),), {})))
+
+        return set_grad_enabled
+
+    def _autograd_function(self, original: Any) -> Callable[..., Any]:
+        # A custom torch.autograd.Function called on traced values: the graph would hold its forward's
+        # operations and lose its backward, so a gradient through the graph would differ from eager's.
+        tracer, proxies = self.tracer, (ConcreteProxy, ConcreteAttribute)
+
+        def guarded_apply(cls: Any, *args: Any, **kwargs: Any) -> Any:
+            if not tracer._evaluating and any(type(a) in proxies and a.tracer is tracer
+                                              for a in pytree.tree_leaves((args, kwargs))):
+                tracer._refuse(f"a custom torch.autograd.Function ({cls.__name__}.apply)",
+                               "the graph would record the operations of its forward and lose its backward, so "
+                               "gradients through the graph would differ from eager mode's; trace the code around "
+                               "it, or make its module a leaf of a custom tracer", "autograd-function")
+            return original.__get__(None, cls)(*args, **kwargs)
+
+        return guarded_apply
 
     def _patch(self, owner: Any, name: str, replacement: Any) -> None:
         self.patched.append((owner, name, vars(owner).get(name, _INHERITED)))

@@ -79,6 +79,8 @@ GUARDS: dict[str, str] = {
     "store": "refused: a traced value stored on the module",
     "python-attribute": "refused: a Python attribute of the module changed by forward",
     "autocast": "refused: an autocast region opened inside forward",
+    "grad-mode": "each change of grad mode inside forward is a graph node that makes it again on every call",
+    "autograd-function": "refused: a custom torch.autograd.Function applied to a traced value",
 }
 
 #: Every question, in the order of the table below.
@@ -166,6 +168,11 @@ QUESTIONS: list[Question] = [
              "python-attribute", "a graph cannot replay Python state; keep it in a buffer updated in place"),
     Question("autocast", "``with torch.autocast(...):`` inside forward", "refused", "autocast",
              "a graph does not record autocast; call the traced graph inside ``torch.autocast`` instead"),
+    Question("grad-mode", "``with torch.no_grad():``, ``torch.enable_grad()``, ``torch.set_grad_enabled(b)``, "
+             "``@torch.no_grad()`` on a method forward calls", "guarded", "grad-mode",
+             "the graph switches grad mode where forward did, and restores the mode it found, on every call"),
+    Question("autograd-function", "``MyFunction.apply(x)``, a custom ``torch.autograd.Function``", "refused",
+             "autograd-function", "its backward would be lost: the graph holds only its forward's operations"),
 ]
 
 
