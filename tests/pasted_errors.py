@@ -129,17 +129,14 @@ class _ReturnsPair(nn.Module):
         return _Pair(x, x * 2)
 
 
-@functools.cache
-def _twice_op():
-    @torch.library.custom_op("pasted::twice", mutates_args=())
-    def twice(x: torch.Tensor) -> torch.Tensor:
-        return x * 2
-    return twice
+@torch.library.custom_op("pasted::twice", mutates_args=())
+def _twice(x: torch.Tensor) -> torch.Tensor:  # no register_fake
+    return x * 2
 
 
 class _UsesTwice(nn.Module):
     def forward(self, x):
-        return _twice_op()(x) - 1
+        return _twice(x) - 1
 
 
 class _ReadsPointer(nn.Module):
@@ -203,7 +200,7 @@ SNIPPETS: dict[str, Callable[[], object]] = {
     "error-float-proxy": _trace(lambda t: t + float(t.max())),
     "error-math-proxy": lambda: fx.Tracer(autowrap_modules=()).trace(lambda t: t * math.log(t.shape[1])),
     "error-interpreted-as-integer": _trace(lambda t: torch.stack([t for _ in range(t.shape[1])])),
-    "error-cuda-array-interface": _trace(lambda t: torch.tensor([t.shape[0], 7])),
+    "error-cuda-array-interface": _trace(lambda t: t + torch.tensor(t.size(1))),
     "error-not-a-submodule": lambda: fx.symbolic_trace(_ListHolder()),
     "error-specialized": lambda: fx.symbolic_trace(_Flag(), concrete_args={"flip": False})(torch.ones(3), True),
     "error-decorated-forward": lambda: fx.symbolic_trace(_Decorated()),
@@ -244,6 +241,10 @@ SNIPPETS: dict[str, Callable[[], object]] = {
 }
 
 
+# messages whose first line is a summary: the reader copies the line that names the problem
+LINE = {"error-specialized-constant": "You marked", "error-dim-dynamic-specialized": "Received user-specified dim hint"}
+
+
 def _raised(trigger) -> BaseException | None:
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
@@ -253,17 +254,19 @@ def _raised(trigger) -> BaseException | None:
     return None
 
 
-def _as_printed(error: BaseException) -> str:
-    """The last line of a traceback: ``module.Class: first line``, as Python prints it."""
+def _as_printed(error: BaseException, pick: str = "") -> str:
+    """The last line of a traceback: ``module.Class: first line``, as Python prints it (or the line holding
+    ``pick``)."""
     kind = type(error)
     name = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
     message = re.sub(r"\x1b\[[0-9;]*m", "", str(error))
-    first = next((line for line in message.splitlines() if line.strip()), "")
+    first = next((line.strip() for line in message.splitlines() if line.strip() and pick in line), "")
     return f"{name}: {first}"
 
 
 def _fragment(line: str) -> str:
-    words = line.split(": ", 1)[-1].split()
+    """Six words from the middle of the message's first sentence (all of it when shorter)."""
+    words = re.split(r"(?<=[.!])\s", line.split(": ", 1)[-1])[0].split()
     if len(words) <= 6:
         return " ".join(words)
     start = max(0, min(len(words) - 6, len(words) // 2 - 3))
@@ -278,7 +281,7 @@ def pasted() -> tuple[tuple[str, str, str], ...]:
         error = _raised(trigger)
         if error is None:
             continue
-        line = _as_printed(error)
+        line = _as_printed(error, LINE.get(anchor, ""))
         found.append(("traceback", line, anchor))
         found.append(("fragment", _fragment(line), anchor))
         explanation = next((text.strip() for text in str(error).splitlines()

@@ -10,7 +10,10 @@ answered by some cause, so a new page's new error shows up here.
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -170,3 +173,58 @@ def test_lookup_validates_its_text():
 def test_closest_ranks_the_causes_that_share_words():
     assert lookup("my proxy iteration went wrong") is None
     assert closest("my proxy iteration went wrong")[0].section.anchor == "error-proxy-iterated"
+
+
+# The shell lookup on messages made by running snippets with values of their own (tests/pasted_errors.py).
+SHARE = 0.95
+
+
+@pytest.fixture(scope="module")
+def pasted_messages():
+    from pasted_errors import SNIPPETS, pasted
+
+    messages = pasted()
+    assert {anchor for _, _, anchor in messages} == set(SNIPPETS), "a snippet raised nothing"
+    return messages
+
+
+@pytest.mark.parametrize("form", ["traceback", "explanation", "fragment"])
+def test_the_lookup_finds_pasted_messages(pasted_messages, form):
+    tried = [(text, anchor) for kind, text, anchor in pasted_messages if kind == form]
+    missed = [(text, anchor, getattr(lookup(text), "cause", None)) for text, anchor in tried
+              if getattr(getattr(lookup(text), "cause", None), "section", None) is None
+              or lookup(text).cause.section.anchor != anchor]
+    assert len(tried) >= (3 if form == "explanation" else 35)
+    assert 1 - len(missed) / len(tried) >= SHARE, missed
+
+
+def _explain(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "fxguide.explain", *args], input=stdin, capture_output=True,
+                          text=True, env={**os.environ, "FXGUIDE_LOCAL_SITE": ""}, cwd=ROOT)
+
+
+def test_explain_prints_the_cause_and_the_section():
+    done = _explain("torch._dynamo.exc.Unsupported: Data-dependent branching")
+    assert done.returncode == 0, done.stderr
+    assert "cause:  a branch on data, compiled" in done.stdout
+    assert "reference/errors.html#error-data-dependent-branching" in done.stdout
+    assert graph_break_url("GB0170") in done.stdout
+
+
+def test_explain_reads_a_traceback_on_stdin():
+    done = _explain(stdin='Traceback (most recent call last):\n  File "m.py", line 3, in <module>\n'
+                          "torch.fx.proxy.TraceError: symbolically traced variables cannot be used as inputs to "
+                          "control flow\n")
+    assert done.returncode == 0 and "#error-control-flow" in done.stdout, done.stdout + done.stderr
+
+
+def test_explain_says_when_nothing_matches_and_lists_the_closest():
+    done = _explain("RuntimeError: my proxy iteration went wrong somewhere")
+    assert done.returncode == 1
+    assert "No cause in fxguide's catalogue matches" in done.stdout
+    assert "#error-proxy-iterated" in done.stdout.split("The closest entries:")[1]
+
+
+def test_explain_refuses_empty_text():
+    done = _explain("   ")
+    assert done.returncode == 2 and "no error text" in done.stderr

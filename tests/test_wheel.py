@@ -124,6 +124,22 @@ def test_the_diagnose_command_runs_from_the_installed_wheel_in_an_empty_folder(i
     assert "guide sections are relative to https://" in done.stdout and "local build" not in done.stdout
 
 
+def test_the_explain_command_runs_from_the_installed_wheel_in_an_empty_folder(installed):
+    python, empty = installed
+    traceback = ('Traceback (most recent call last):\n  File "train.py", line 12, in <module>\n'
+                 "torch._dynamo.exc.Unsupported: Skip calling `torch.compiler.disable()`d function\n")
+    done = subprocess.run([str(python), "-m", "fxguide.explain"], input=traceback, cwd=empty,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    # the cause from the catalogue the wheel ships, its section on the published guide, no local build
+    assert "cause:  a call to a torch.compiler.disable'd function" in done.stdout
+    assert "https://" in done.stdout and "reference/errors.html#error-compiler-disable" in done.stdout
+    assert "local:" not in done.stdout
+    nothing = subprocess.run([str(python), "-m", "fxguide.explain", "KeyError: 'weights'"], cwd=empty,
+                             capture_output=True, text=True)
+    assert nothing.returncode == 1 and "No cause in fxguide's catalogue matches" in nothing.stdout
+
+
 # Runs every gallery script as `python <script>` would, from the empty folder: each in a fresh
 # process (a fork of this driver, which imported torch once, so 17 scripts pay for one torch
 # import), `__name__ == "__main__"`, and the script's own folder first on sys.path.

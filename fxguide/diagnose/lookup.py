@@ -57,6 +57,8 @@ def lookup(text: str) -> Match | None:
     if not text.strip():
         raise ValueError("lookup: the text is empty; paste the error message or the whole traceback")
     for line in _lines(text):
+        if line.startswith("Explanation:"):  # it may quote another message (a fake tensor call quotes its cause)
+            continue
         for candidate in (line, *_with_types(line)):
             cause = classify(candidate)
             if cause is not None:
@@ -68,7 +70,7 @@ def lookup(text: str) -> Match | None:
     best = (0.0, None, "")  # an Explanation line alone, or a fragment of a catalogued message
     for line in _lines(text):
         words = _words(_VALUES.sub(" ", line))
-        if len(words) < 3:
+        if len(words) < 2:
             continue
         for cause in CAUSES:
             for message in cause.messages:

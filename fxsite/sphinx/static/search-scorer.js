@@ -12,11 +12,11 @@
 //   on that cause's section first;
 // - a heading whose words cover the query's words is a title match (Sphinx's own needs the query as a substring);
 // - when Sphinx finds no page with every word, pages are ranked by how many of the words they hold;
-// - generated pages (Compatibility, the API references, the survey, the indexes) come after the guide's pages;
+// - generated pages (Compatibility, the API references, the indexes) come after the guide's pages;
 // - a search that finds nothing says where to look next: the error index and `python -m fxguide.explain`.
 var FXGUIDE_CAUSES = typeof FXGUIDE_CAUSES === "undefined" ? [] : FXGUIDE_CAUSES;
 const FXGUIDE_GENERATED = new Set([
-  "compatibility", "reference/torch-fx-api", "reference/fxguide-api", "survey", "genindex", "py-modindex",
+  "compatibility", "reference/torch-fx-api", "reference/fxguide-api", "genindex", "py-modindex",
 ]);
 
 var Scorer = {
@@ -87,7 +87,8 @@ const FxSearch = (() => {
             required: stems(required), optional: stems(optional).filter((s) => !/^\d/.test(s))};
   };
 
-  const covers = (wanted, have) => wanted.every((w) => have.some((h) => h === w || (w.length > 3 && h.startsWith(w))));
+  const same = (w, h) => h === w || (w.length > 3 && h.startsWith(w)) || (h.length > 3 && w.startsWith(h));
+  const covers = (wanted, have) => wanted.every((w) => have.some((h) => same(w, h)));
 
   const causeRegexes = FXGUIDE_CAUSES.map((cause) => {
     try { return new RegExp(cause.regex); } catch (error) { return null; }
@@ -118,19 +119,22 @@ const FxSearch = (() => {
     return found;
   };
 
-  // headings whose words cover the query's words
+  // headings whose words cover the query's words (all of them first; at least half of them and two, after)
   const titleResults = (query, index) => {
     const found = [];
     if (!query.required.length) return found;
     for (const [title, places] of Object.entries(index.alltitles)) {
       const have = stems(title);
-      if (!have.length || !covers(query.required, have)) continue;
-      const coverage = query.required.length / have.length;
+      if (!have.length) continue;
+      const shared = query.required.filter((w) => covers([w], have)).length;
+      const all = shared === query.required.length;
+      if (!all && (shared < 2 || 2 * shared < query.required.length)) continue;
+      const score = all ? 20 + Math.round(10 * Math.min(1, shared / have.length))
+                        : Math.round(15 * shared / query.required.length);
       for (const [file, id] of places) {
         const whole = index.titles[file] === title;
         found.push([index.docnames[file], whole ? title : `${index.titles[file]} > ${title}`,
-                    id !== null ? "#" + id : "", null, Math.round(30 * Math.min(1, coverage)) + (whole ? 5 : 0),
-                    index.filenames[file], "title"]);
+                    id !== null ? "#" + id : "", null, score + (whole ? 5 : 0), index.filenames[file], "title"]);
       }
     }
     return found;
