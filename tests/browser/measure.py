@@ -17,11 +17,12 @@ from playwright.sync_api import sync_playwright  # noqa: E402
 
 from browser.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from browser.searching import TOP, pages, type_and_search  # noqa: E402
+from browser.test_findable import ERROR_MESSAGES, PROBLEMS, _query  # noqa: E402
 from browser.test_pasted import DESCRIBED  # noqa: E402
 from fxsite.web.serve import serving  # noqa: E402
 
 
-def main(site: Path, queries: Path | None = None) -> None:
+def main(site: Path, queries: Path | None = None) -> None:  # noqa: C901 - one loop per kind of query
     if queries is not None and queries.is_file():
         pasted = [tuple(row) for row in json.loads(queries.read_text())]
     else:
@@ -51,6 +52,11 @@ def main(site: Path, queries: Path | None = None) -> None:
             shares.setdefault("described", []).append(expected in found[:TOP])
             if expected not in found[:TOP]:
                 print(f"  miss described {query!r} -> {found[:TOP]}")
+        for expected, heading in [*(("reference/errors.html", m) for m in ERROR_MESSAGES), *PROBLEMS]:
+            found = pages(type_and_search(page, _query(heading)), url)
+            shares.setdefault("index heading (test_findable)", []).append(expected in found[:TOP])
+            if expected not in found[:TOP]:
+                print(f"  miss heading {heading!r} -> {found[:TOP]}")
         browser.close()
     for form, hits in shares.items():
         print(f"{form:32} {sum(hits):3}/{len(hits):<3} {sum(hits) / len(hits):.0%} in the first {TOP}")
