@@ -83,3 +83,11 @@ def test_a_pasted_message_lands_on_its_section(outcomes, form):
 def test_a_readers_words_find_the_page(search_page, site_url, query, page):
     found = pages(type_and_search(search_page, query), site_url)
     assert page in found[:TOP], f"searching {query!r}: first results {found[:5]}"
+
+
+def test_a_search_that_finds_nothing_says_where_to_look(search_page):
+    search_page.goto("search.html?q=qzxv+wqyk")
+    search_page.wait_for_function("document.querySelector('#search-results h2')?.textContent === 'Search Results'")
+    summary = search_page.locator("#search-results p.search-summary")
+    assert "error index" in summary.inner_text() and "python -m fxguide.explain" in summary.inner_text()
+    assert summary.locator("a").get_attribute("href").endswith("reference/errors.html")
