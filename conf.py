@@ -154,6 +154,8 @@ html_theme_options = {
     # (templates/sidebar-guide.html in fxsite/sphinx), so the header does not repeat it.
     "navbar_center": [],
     "show_toc_level": 2,
+    # Results under the search box while one types (the theme's own option; the search page keeps Sphinx's).
+    "search_as_you_type": True,
     "footer_start": ["copyright"],
     "footer_end": ["theme-version"],
 }

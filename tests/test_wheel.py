@@ -13,6 +13,7 @@ run), so every check below exercises the installed wheel.
 from __future__ import annotations
 
 import shutil
+import os
 import subprocess
 import sys
 import sysconfig
@@ -122,6 +123,23 @@ def test_the_diagnose_command_runs_from_the_installed_wheel_in_an_empty_folder(i
     assert "fails: TraceError" in done.stdout and "matches eager" in done.stdout
     # its links go to the published guide named in the wheel's metadata, and to no local build
     assert "guide sections are relative to https://" in done.stdout and "local build" not in done.stdout
+
+
+def test_the_explain_command_runs_from_the_installed_wheel_in_an_empty_folder(installed):
+    python, empty = installed
+    traceback = ('Traceback (most recent call last):\n  File "train.py", line 12, in <module>\n'
+                 "torch._dynamo.exc.Unsupported: Skip calling `torch.compiler.disable()`d function\n")
+    alone = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}  # not the checkout's fxguide
+    done = subprocess.run([str(python), "-m", "fxguide.explain"], input=traceback, cwd=empty,
+                          capture_output=True, text=True, env=alone)
+    assert done.returncode == 0, done.stderr
+    # the cause from the catalogue the wheel ships, its section on the published guide, no local build
+    assert "cause:  a call to a torch.compiler.disable'd function" in done.stdout
+    assert "https://" in done.stdout and "reference/errors.html#error-compiler-disable" in done.stdout
+    assert "local:" not in done.stdout
+    nothing = subprocess.run([str(python), "-m", "fxguide.explain", "KeyError: 'weights'"], cwd=empty,
+                             capture_output=True, text=True, env=alone)
+    assert nothing.returncode == 1 and "No cause in fxguide's catalogue matches" in nothing.stdout
 
 
 # Runs every gallery script as `python <script>` would, from the empty folder: each in a fresh

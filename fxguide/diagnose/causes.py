@@ -47,53 +47,99 @@ class Section:
 
 @dataclass(frozen=True)
 class Cause:
-    """A class of failures: a short name, the text it matches, and where the guide explains it."""
+    """A class of failures: a short name, the text it matches, and where the guide explains it.
+
+    ``messages`` are the messages it answers as this torch prints them (a first
+    line, and for Dynamo's graph breaks the ``Explanation:`` line): the site
+    shows them in the cause's section, where the search finds them, and a test
+    checks that each was printed by a cell of the site. ``graph_break`` is the
+    id torch prints with a graph break (``GB0059``), whose page PyTorch keeps at
+    :func:`graph_break_url`.
+    """
 
     name: str
     regex: re.Pattern[str]
     section: Section
     tools: tuple[str, ...] = ()  # only failures of these tools (all when empty)
+    messages: tuple[str, ...] = ()
+    graph_break: str = ""
 
 
-def _cause(name: str, regex: str, page: str, anchor: str, tools: tuple[str, ...] = ()) -> Cause:
-    return Cause(name, re.compile(regex), Section(page, anchor), tools)
+GRAPH_BREAK_SITE = "https://meta-pytorch.github.io/compile-graph-break-site/gb/"
 
 
+def graph_break_url(graph_break: str) -> str:
+    """PyTorch's page for a graph-break id (``GB0059`` -> ``…/gb/gb0059.html``), the link torch prints."""
+    if not isinstance(graph_break, str) or not re.fullmatch(r"GB\d{4}", graph_break):
+        raise ValueError(f"graph_break_url: expected an id like 'GB0059', got {graph_break!r}")
+    return f"{GRAPH_BREAK_SITE}{graph_break.lower()}.html"
+
+
+def _cause(name: str, regex: str, page: str, anchor: str, tools: tuple[str, ...] = (),
+           messages: tuple[str, ...] = (), graph_break: str = "") -> Cause:
+    return Cause(name, re.compile(regex), Section(page, anchor), tools, messages, graph_break)
+
+
+# The one catalogue of causes: the error index (docs/reference/errors.md) has one section for each cause whose
+# section is on it, and lists the others (tests/test_catalogue.py checks both ways). A new message: add a cause
+# here (its pattern, its section, the message as a cell of the site printed it), then its section.
 _ERRORS = "reference/errors"
 _BEYOND = "beyond"
 CAUSES: tuple[Cause, ...] = (
     # symbolic tracing
     _cause("control flow on a traced value", r"symbolically traced variables cannot be used as inputs to control flow",
-           _ERRORS, "error-control-flow"),
-    _cause("iterating over a traced value", r"Proxy object cannot be iterated", _ERRORS, "error-proxy-iterated"),
-    _cause("len() of a traced value", r"'len' is not supported in symbolic tracing", _ERRORS, "error-len"),
-    _cause("int() of a traced value", r"int\(\) argument must be .*not '(Proxy|Attribute)'", _ERRORS, "error-int-proxy"),
+           _ERRORS, "error-control-flow",
+           messages=("TraceError: symbolically traced variables cannot be used as inputs to control flow",)),
+    _cause("iterating over a traced value", r"Proxy object cannot be iterated", _ERRORS, "error-proxy-iterated",
+           messages=('TraceError: Proxy object cannot be iterated. This can be attempted when the Proxy is used in a '
+                     'loop or as a *args or **kwargs function argument. See the torch.fx docs on pytorch.org for a '
+                     'more detailed explanation of what types of control flow can be traced, and check out the Proxy '
+                     'docstring for help troubleshooting Proxy iteration errors',)),
+    _cause("len() of a traced value", r"'len' is not supported in symbolic tracing", _ERRORS, "error-len",
+           messages=("RuntimeError: 'len' is not supported in symbolic tracing by default. If you want this call to "
+                     "be recorded, please call torch.fx.wrap('len') at module scope",)),
+    _cause("int() of a traced value", r"int\(\) argument must be .*not '(Proxy|Attribute)'", _ERRORS, "error-int-proxy",
+           messages=("TypeError: int() argument must be a string, a bytes-like object or a real number, not 'Proxy'",)),
     _cause("float() of a traced value", r"float\(\) argument must be .*not '(Proxy|Attribute)'",
-           _ERRORS, "error-float-proxy"),
-    _cause("math on a traced value", r"must be real number, not (Proxy|Attribute)", _ERRORS, "error-math-proxy"),
+           _ERRORS, "error-float-proxy",
+           messages=("TypeError: float() argument must be a string or a real number, not 'Proxy'",)),
+    _cause("math on a traced value", r"must be real number, not (Proxy|Attribute)", _ERRORS, "error-math-proxy",
+           messages=("TypeError: must be real number, not Proxy",)),
     _cause("a traced value used as an index", r"'(Proxy|Attribute)' object cannot be interpreted as an integer",
-           _ERRORS, "error-interpreted-as-integer"),
+           _ERRORS, "error-interpreted-as-integer",
+           messages=("TypeError: 'Proxy' object cannot be interpreted as an integer",)),
     _cause("a traced value where Python needs a number",
            r"slice indices must be integers or None or have an __index__ method|"
            r"torch\.finfo\(\) requires a floating point input type", "limitations", "limitations-python-numbers"),
     _cause("item assignment on a traced value", r"'(Proxy|Attribute)' object does not support item assignment",
-           _ERRORS, "error-item-assignment"),
+           _ERRORS, "error-item-assignment", messages=("TypeError: 'Proxy' object does not support item assignment",)),
     _cause("a traced value passed to NumPy-style code", r"__cuda_array_interface__",
-           _ERRORS, "error-cuda-array-interface"),
-    _cause("a module that is not a submodule", r"is not installed as a submodule", _ERRORS, "error-not-a-submodule"),
+           _ERRORS, "error-cuda-array-interface", messages=("TypeError: `__cuda_array_interface__` must be a dict",)),
+    _cause("a module that is not a submodule", r"is not installed as a submodule", _ERRORS, "error-not-a-submodule",
+           messages=("NameError: module is not installed as a submodule",)),
     _cause("a concrete argument that was specialized", r"has been specialized to have value",
-           _ERRORS, "error-specialized"),
+           _ERRORS, "error-specialized",
+           messages=("AssertionError: relu has been specialized to have value True but got another value",)),
     _cause("a tensor's truth value", r"Boolean value of Tensor with more than one value is ambiguous",
-           _ERRORS, "error-boolean-ambiguous"),
+           _ERRORS, "error-boolean-ambiguous",
+           messages=("RuntimeError: Boolean value of Tensor with more than one value is ambiguous",)),
     _cause("a tensor constructor given traced sizes", r"must be tuple of ints, but found element of type (Proxy|Attribute)",
            "limitations", "limitations-constructors"),
-    _cause("a decorated forward", r"co_varnames is too small", _ERRORS, "error-decorated-forward"),
+    _cause("a decorated forward", r"co_varnames is too small", _ERRORS, "error-decorated-forward",
+           messages=("ValueError: code: co_varnames is too small",)),
     _cause("a Hugging Face forward that needs its keyword arguments",
            r"^AttributeError: 'NoneType' object has no attribute 'get'", "traceable-code",
            "traceable-code-decorated-forward"),
     # torch.export and torch.compile
-    _cause("a branch on data", r"^GuardOnDataDependentSymNode: Could not guard on data-dependent expression"
-           r"|^Unsupported: Data-dependent branching", _ERRORS, "error-data-dependent-guard"),
+    _cause("a branch on data", r"^GuardOnDataDependentSymNode: Could not guard on data-dependent expression",
+           _ERRORS, "error-data-dependent-guard",
+           messages=("GuardOnDataDependentSymNode: Could not guard on data-dependent expression Eq(u0, 1) "
+                     "(unhinted: Eq(u0, 1)).  (Size-like symbols: none)",)),
+    _cause("a branch on data, compiled", r"^Unsupported: Data-dependent branching", _ERRORS,
+           "error-data-dependent-branching", graph_break="GB0170",
+           messages=("Unsupported: Data-dependent branching",
+                     "Explanation: Detected data-dependent branching (e.g. `if my_tensor.sum() > 0:`). Dynamo does "
+                     "not support tracing dynamic control flow.")),
     _cause("a Python number taken from tensor data", r"Could not extract specialized integer from data-dependent",
            "pt2/export-real-models", "export-real-check"),
     _cause("an eager-mode quantized model", r"quantized\.\w+PackedParamsBase .*does not have a field",
@@ -101,7 +147,12 @@ CAUSES: tuple[Cause, ...] = (
     _cause("an output or input of a type export cannot flatten",
            r"which is not a known type|Encountered unrecognized type .* at (output|input)"
            r"|is not a registered (pytree|dataclass)|No pytree flatten function|register_dataclass",
-           _ERRORS, "error-not-a-known-type"),
+           _ERRORS, "error-not-a-known-type",
+           messages=("RuntimeError: Found <class '__main__.Box'> in output, which is not a known type. If this type "
+                     'holds tensors, you need to register a pytree for it. See '
+                     "https://github.com/pytorch/functorch/issues/475 for a brief explanation why. If you don't need "
+                     "to register a pytree, please leave a comment explaining your use case and we'll make this more "
+                     'ergonomic to deal with',)),
     # fxguide's concrete tracer
     _cause("an output holding the tracer's proxies", r"returns trace-time objects",
            _BEYOND, "concrete-tracing-real-values-alongside-the-proxies"),
@@ -118,6 +169,112 @@ CAUSES: tuple[Cause, ...] = (
     _cause("a capture that computes something else", r"^values differ|^shapes differ|^dtypes differ|^devices differ"
            r"|^\d+ (outputs|items) instead of \d+|instead of a tensor|^a \w+ instead of a \w+|^keys differ"
            r"|^froze a random draw$|^froze state from the first call$", "limitations", "limitations-silent"),
+    # the rest of the error index, after the classes above (which a diagnosis tried first before these were added)
+    # symbolic tracing
+    _cause("a constructor given several traced sizes", r"\w+\(\) takes 1 positional argument but \d+ were given",
+           _ERRORS, "error-zeros-traced-sizes",
+           messages=("TypeError: zeros() takes 1 positional argument but 2 were given",)),
+    _cause("a feature-extractor node the graph lacks", r"node: '?[^']*'? is not present in model",
+           _ERRORS, "error-node-not-present",
+           messages=("ValueError: node: 'layer1' is not present in model. Hint: use `get_graph_node_names` to make "
+                     'sure the `return_nodes` you specified are present. It may even be that you need to specify '
+                     '`train_return_nodes` and `eval_return_nodes` separately.',)),
+    _cause("torch.fx.wrap called inside a function", r"wrap must be called at the top level of a module",
+           _ERRORS, "error-wrap-top-level",
+           messages=("NotImplementedError: wrap must be called at the top level of a module",)),
+    # graph editing
+    _cause("erasing a node that still has users", r"Tried to erase Node \S+ but it still had \d+ users in the graph",
+           _ERRORS, "error-erase-node",
+           messages=("RuntimeError: Tried to erase Node relu but it still had 1 users in the graph: {add: None}!",)),
+    _cause("a node placed before its argument", r"Argument '?[^']*'? of Node '?[^']*'? was used before it has been defined",
+           _ERRORS, "error-used-before-defined",
+           messages=("RuntimeError: Argument 'add' of Node 'neg' was used before it has been defined! Please check "
+                     "that Nodes in the graph are topologically ordered",)),
+    _cause("a generated forward that reads a value before it is made",
+           r"^UnboundLocalError: cannot access local variable '?\w+'? where it is not associated with a value",
+           _ERRORS, "error-unbound-local",
+           messages=("UnboundLocalError: cannot access local variable 'neg' where it is not associated with a value",)),
+    # GraphModule
+    _cause("a PT2E model used like a GraphModule", r"object has no attribute 'meta'$",
+           _ERRORS, "error-pt2e-meta", messages=("AttributeError: 'ExportedProgram' object has no attribute 'meta'",)),
+    _cause("a GraphModule's root without what its graph reads", r"^AttributeError: 'Module' object has no attribute",
+           _ERRORS, "error-no-attribute", messages=("AttributeError: 'Module' object has no attribute 'weight'",)),
+    _cause("torch.load of a pickled module", r"Weights only load failed", _ERRORS, "error-weights-only",
+           messages=("UnpicklingError: Weights only load failed. This file can still be loaded, to do so you have "
+                     "two options, do those steps only if you trust the source of the checkpoint.",)),
+    # torch.export
+    _cause("a dynamic dimension export found constrained", r"Constraints violated \(", _ERRORS,
+           "error-constraints-violated",
+           messages=('UserError: Constraints violated (width)! For more information, run with '
+                     'TORCH_LOGS="+dynamic".',)),
+    _cause("a dimension marked dynamic that the code specialized",
+           r"marked \S+ as dynamic but your code specialized it to be a constant", _ERRORS, "error-specialized-constant",
+           messages=('UserError: - You marked batch as dynamic but your code specialized it to be a constant (1). If '
+                     "you're using mark_dynamic, either remove it or use maybe_mark_dynamic. If you're using "
+                     'Dim.DYNAMIC, replace it with either Dim.STATIC or Dim.AUTO.',)),
+    _cause("Dim.DYNAMIC given to a size of 0 or 1", r"Received user-specified dim hint Dim\.DYNAMIC.*specialized",
+           _ERRORS, "error-dim-dynamic-specialized",
+           messages=("ValueError: - Received user-specified dim hint Dim.DYNAMIC(min=None, max=None), but export 0/1 "
+                     "specialized due to hint of 1 for dimension inputs['input'].shape[0].",)),
+    _cause("an exported program called with another size", r"^AssertionError: Guard failed: ", _ERRORS,
+           "error-guard-failed", messages=("AssertionError: Guard failed: x.size()[0] == 2",)),
+    _cause("a runtime assertion of an exported program", r"Runtime assertion failed for expression .* on node",
+           _ERRORS, "error-runtime-assertion",
+           messages=("RuntimeError: Runtime assertion failed for expression u0 <= 5 on node 'le_1'",)),
+    _cause("a custom operator without a fake implementation", r"There was no fake impl registered for",
+           _ERRORS, "error-no-fake-impl",
+           messages=("RuntimeError: There was no fake impl registered for <CustomOpDef(fxguide_errors::scaled)>. "
+                     "This is necessary for torch.compile/export/fx tracing to work. Please use "
+                     "`scaled.register_fake` to add an fake impl.",)),
+    _cause("a kernel that reads a fake tensor's data", r"Cannot access data pointer of Tensor", _ERRORS,
+           "error-data-pointer",
+           messages=('RuntimeError: Cannot access data pointer of Tensor (e.g. FakeTensor, FunctionalTensor). If '
+                     "you're using torch.compile/export/fx, it is likely that we are erroneously tracing into a "
+                     'custom kernel. To fix this, please wrap the custom kernel into an opaque custom op. Please see '
+                     'the following for details: https://pytorch.org/tutorials/advanced/custom_ops_landing_page.html',)),
+    _cause("a node without the metadata export's checks need", r"Node\.meta \S+ is missing val field",
+           _ERRORS, "error-spec-violation", messages=("SpecViolationError: Node.meta print_1 is missing val field.",)),
+    _cause("example inputs not given as a tuple", r"Expecting `args` to be a tuple of example positional inputs",
+           _ERRORS, "error-export-args-tuple",
+           messages=("UserError: Expecting `args` to be a tuple of example positional inputs, "
+                     "got <class 'torch.Tensor'>",)),
+    _cause("eval() on an exported module", r"Calling eval\(\) is not supported yet", _ERRORS,
+           "error-eval-not-supported", messages=("NotImplementedError: Calling eval() is not supported yet.",)),
+    _cause("a Python value read from a tensor under make_fx",
+           r"trying to get value out of a tracing tensor", _ERRORS, "error-make-fx-value",
+           messages=("RuntimeError: It appears that you're trying to get value out of a tracing tensor with "
+                     "aten._local_scalar_dense.default - erroring out! It's likely that this is caused by "
+                     'data-dependent control flow or similar.  It may be possible to trace this with dynamic shapes; '
+                     "try setting tracing_mode='symbolic' in your make_fx call.",)),
+    # Dynamo
+    _cause("a graph break on a builtin", r"^Unsupported: Failed to trace builtin operator", _ERRORS,
+           "error-graph-break", graph_break="GB0059",
+           messages=("Unsupported: Failed to trace builtin operator",
+                     "Explanation: Dynamo does not know how to trace builtin operator `print` with argument types "
+                     "['str'] (has_kwargs False)")),
+    _cause("a call to a function Dynamo skips", r"^Unsupported: Attempted to call function marked as skipped",
+           _ERRORS, "error-skipped-function", graph_break="GB0007",
+           messages=("Unsupported: Attempted to call function marked as skipped",
+                     "Explanation: Dynamo does not know how to trace the builtin `time.time.` This function is either "
+                     "a Python builtin (e.g. _warnings.warn) or a third-party C/C++ Python extension (perhaps "
+                     "created with pybind).")),
+    _cause("a call to a torch.compiler.disable'd function", r"^Unsupported: Skip calling `torch\.compiler\.disable\(\)`d",
+           _ERRORS, "error-compiler-disable", graph_break="GB0098",
+           messages=("Unsupported: Skip calling `torch.compiler.disable()`d function",
+                     "Explanation: Skip calling function `<function left_to_python at 0x…>` since it was wrapped "
+                     "with `torch.compiler.disable` (reason: None)")),
+    _cause("more recompiles than the limit", r"Hard failure due to fullgraph=True|recompile_limit", _ERRORS,
+           "error-recompile-limit", messages=("FailOnRecompileLimitHit: Hard failure due to fullgraph=True",)),
+    _cause("an operation that failed on fake tensors", r"RuntimeError when making fake tensor call", _ERRORS,
+           "error-fake-tensor-call", graph_break="GB4315",
+           messages=("TorchRuntimeError: RuntimeError when making fake tensor call",
+                     "Explanation: Dynamo failed to run FX node with fake tensors: call_function "
+                     "fxguide_errors.scaled.default(*(FakeTensor(..., size=(2,)),), **{}): got RuntimeError('There "
+                     "was no fake impl registered for <CustomOpDef(fxguide_errors::scaled)>.")),
+    # PT2E quantization
+    _cause("the old PT2E capture function", r"has no attribute 'capture_pre_autograd_graph'", _ERRORS,
+           "error-capture-pre-autograd-graph",
+           messages=("AttributeError: module 'torch._export' has no attribute 'capture_pre_autograd_graph'",)),
 )
 """The cause classes the guide explains, in the order they are tried."""
 

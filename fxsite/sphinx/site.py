@@ -21,8 +21,9 @@ It holds what the site needs beyond the stock theme, each part in its own module
 - ``static/fxguide.js``: the phone's navigation drawer opens scrolled to the current page;
 - ``static/favicon.svg``, ``static/fxguide-card.png``: the site's icon and its OpenGraph picture;
 - ``static/accessibility.css``: gives sphinx-gallery's thumbnail links back their names;
-- ``static/search-scorer.js``: the site search ranks a section whose heading the query
-  covers (an error message, a symptom) first.
+- :mod:`fxsite.sphinx.search` and ``static/search-scorer.js``: the site search takes a pasted
+  error (a traceback's line, Dynamo's explanation, torch's values in it) and lands it on the section of
+  the catalogue of causes that answers it; headings the query covers come first, generated pages last.
 
 Beside it, :mod:`fxsite.web.serve` serves the built site (``make serve``).
 """
@@ -46,7 +47,7 @@ def _add_templates(app, config) -> None:
 
 def setup(app) -> dict:
     # Imported here, not at the top: ``python -m fxsite.web.serve`` should not load Sphinx or torch.
-    from fxsite.sphinx import apiref, notebooks, outputs, running, survey, thumbnails
+    from fxsite.sphinx import apiref, notebooks, outputs, running, search, survey, thumbnails
 
     app.connect("config-inited", _add_templates)
     app.add_css_file("accessibility.css")
@@ -58,4 +59,5 @@ def setup(app) -> dict:
     thumbnails.setup(app)
     apiref.setup(app)
     survey.setup(app)
+    search.setup(app)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,113 @@
+"""Find the cause of an error message as a reader pastes it: a line, a fragment, or a whole traceback.
+
+:func:`lookup` reads the text the way a traceback prints it (the module path
+of the exception class, ``torch._dynamo.exc.Unsupported: ...``; Dynamo's
+``Explanation:`` line; the graph-break id or its URL) and returns the cause of
+:data:`~fxguide.diagnose.causes.CAUSES` that answers it; :func:`closest` ranks
+the causes by the words they share with the text, for when none matches.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from fxguide._checks import int_at_least, string
+from fxguide.diagnose.causes import CAUSES, Cause, classify
+
+_QUALIFIED = re.compile(r"^\s*(?:[A-Za-z_]\w*\.)+(?=[A-Z]\w*: )")  # torch._dynamo.exc.Unsupported: -> Unsupported:
+_EXCEPTION_LINE = re.compile(r"^[A-Z]\w*: ")
+_GRAPH_BREAK = re.compile(r"\bgb(\d{4})\b", re.IGNORECASE)
+# values torch fills in (quoted names, numbers, paths, addresses): left out when comparing words
+_VALUES = re.compile(r"`[^`]*`|'[^']*'|\"[^\"]*\"|<[^>]*>|\b0x[0-9a-f]+\b|\S*/\S*|\b\w*\d\w*\b")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z_]+")
+_COMMON = frozenset("the a an of to in is be it and or for on not with that this by as at use you your".split())
+
+
+@dataclass(frozen=True)
+class Match:
+    """A cause and the line of the pasted text it was found from."""
+
+    cause: Cause
+    line: str
+
+
+def _lines(text: str) -> list[str]:
+    """The lines worth trying, most telling first: exception lines (the last one of a traceback first), then
+    ``Explanation:`` lines, then the rest."""
+    lines = [_QUALIFIED.sub("", line).strip() for line in text.splitlines()]
+    lines = [line for line in lines if line]
+    exceptions = [line for line in reversed(lines) if _EXCEPTION_LINE.match(line)]
+    explanations = [line for line in lines if line.startswith("Explanation:")]
+    rest = [line for line in lines if line not in exceptions and line not in explanations]
+    return exceptions + explanations + rest
+
+
+def lookup(text: str) -> Match | None:
+    """The cause that answers the pasted ``text``, or ``None``.
+
+    >>> lookup("torch.fx.proxy.TraceError: symbolically traced variables cannot be used as inputs to control flow").cause.section.path
+    'reference/errors.html#error-control-flow'
+    >>> lookup("  Explanation: Dynamo does not know how to trace builtin operator `len`").cause.section.anchor
+    'error-graph-break'
+    >>> lookup("nothing like an error") is None
+    True
+    """
+    string("lookup", "text", text)
+    if not text.strip():
+        raise ValueError("lookup: the text is empty; paste the error message or the whole traceback")
+    for line in _lines(text):
+        if line.startswith("Explanation:"):  # it may quote another message (a fake tensor call quotes its cause)
+            continue
+        for candidate in (line, *_with_types(line)):
+            cause = classify(candidate)
+            if cause is not None:
+                return Match(cause, line)
+    for number in _GRAPH_BREAK.findall(text):
+        for cause in CAUSES:
+            if cause.graph_break == f"GB{number}":
+                return Match(cause, f"GB{number}")
+    best = (0.0, None, "")  # an Explanation line alone, or a fragment of a catalogued message
+    for line in _lines(text):
+        words = _words(_VALUES.sub(" ", line))
+        if len(words) < 2:
+            continue
+        for cause in CAUSES:
+            for message in cause.messages:
+                share = len(words & _words(message)) / len(words)
+                if share >= 0.75 and share > best[0]:
+                    best = (share, cause, line)
+    return Match(best[1], best[2]) if best[1] is not None else None
+
+
+def _with_types(line: str) -> tuple[str, ...]:
+    """A message pasted without its ``Type:`` prefix, with each type a catalogued message has."""
+    if _EXCEPTION_LINE.match(line):
+        return ()
+    types = {message.partition(": ")[0] for cause in CAUSES for message in cause.messages}
+    return tuple(f"{kind}: {line}" for kind in sorted(types))
+
+
+def _words(text: str) -> set[str]:
+    return {word.lower() for word in _WORD.findall(text) if word.lower() not in _COMMON}
+
+
+def _stems(text: str) -> set[str]:
+    return {word[:6] for word in _words(text)}  # "iterated" and "iteration" meet
+
+
+def closest(text: str, count: int = 3) -> list[Cause]:
+    """The ``count`` causes whose name and messages share the most words with ``text``, best first."""
+    string("closest", "text", text)
+    int_at_least("closest", "count", count)
+    words = _stems(_QUALIFIED.sub("", text))
+    scored = []
+    for order, cause in enumerate(CAUSES):
+        known = _stems(" ".join((cause.name, *cause.messages)))
+        shared = len(words & known)
+        if shared:
+            scored.append((-shared, len(known), order, cause))
+    return [cause for *_, cause in sorted(scored)[:count]]
+
+
+__all__ = ["Match", "closest", "lookup"]

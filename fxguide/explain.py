@@ -1,0 +1,61 @@
+"""``python -m fxguide.explain "<error message>"``: the cause of an error and the guide section that answers it.
+
+The text is the arguments joined by spaces or, without arguments, standard
+input: a message, a fragment of one, or a whole traceback. It is matched
+offline against the guide's catalogue of causes
+(:data:`fxguide.diagnose.causes.CAUSES`, the one the error index is written
+from). Exit status: 0 when a cause matched, 1 when none did (the closest
+entries are listed), 2 when there was no text.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from fxguide.diagnose.causes import Cause, graph_break_url
+from fxguide.diagnose.lookup import closest, lookup
+
+
+def _where(cause: Cause) -> list[str]:
+    lines = [f"  guide:  {cause.section.url() or cause.section.path}"]
+    if cause.section.local():
+        lines.append(f"  local:  {cause.section.local()}")
+    if cause.graph_break:
+        lines.append(f"  PyTorch's page for {cause.graph_break}: {graph_break_url(cause.graph_break)}")
+    return lines
+
+
+def explain(text: str) -> tuple[int, str]:
+    """``(exit status, report)`` for the pasted ``text``."""
+    if not isinstance(text, str):
+        raise TypeError(f"explain: text must be str, got {type(text).__name__}")
+    if not text.strip():
+        return 2, ("fxguide.explain: no error text. Pass the message as an argument (quoted) or on standard input, "
+                   "e.g. `python -m fxguide.explain \"TraceError: symbolically traced variables ...\"`")
+    match = lookup(text)
+    if match is not None:
+        return 0, "\n".join([f"cause:  {match.cause.name}", f"  from:   {match.line[:200]}", *_where(match.cause)])
+    lines = ["No cause in fxguide's catalogue matches this text."]
+    near = closest(text)
+    if near:
+        lines.append("The closest entries:")
+        for cause in near:
+            lines += [f"- {cause.name}", *_where(cause)]
+    lines.append("Search the guide's error index for more: "
+                 f"{near[0].section.url().split('#')[0] if near and near[0].section.url() else 'reference/errors.html'}")
+    return 1, "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args and args[0] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0
+    text = " ".join(args) if args else ("" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read())
+    status, report = explain(text)
+    print(report, file=sys.stderr if status == 2 else sys.stdout)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,230 @@
+"""One catalogue of causes: the error index and fxguide.diagnose's cause classes are the same list.
+
+Every entry of the error index (docs/reference/errors.md) is a cause of
+``fxguide.diagnose.causes.CAUSES`` with its section, and every cause is on the
+error index (its own section, or its line in "Causes explained on other
+pages"). Each cause's messages are the ones a cell of the site printed and
+are classified as that cause; and every message a cell of the site raises is
+answered by some cause, so a new page's new error shows up here.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fxguide.diagnose.causes import CAUSES, classify, graph_break_url
+from fxguide.diagnose.lookup import closest, lookup
+from fxsite import ROOT
+
+ERRORS = ROOT / "docs" / "reference" / "errors.md"
+EXPECTED = ROOT / "tests" / "expected"
+EXCEPTION_LINE = re.compile(r"^((?:[a-z_]\w*\.)*)([A-Z]\w*(?:Error|Exception|Unsupported|Violation|Hit|SymNode)\w*): (.+)$")
+ADDRESS = re.compile(r"0x(?:[0-9a-fA-F]+|<addr>|…)")
+
+# Raised by a cell of the site, but no error a reader's model meets: fxguide's own checks (they say what to do
+# themselves), and a page's demonstration of a test helper or of an optional package missing.
+NOT_CAUSES = {
+    r"^ValueError: LeafTracer: ": "fxguide's own check, custom-tracers.md",
+    r"^ValueError: extract_features: ": "fxguide's own check, feature-extraction.md",
+    r"^AssertionError: Tensor-likes are not close!": "torch.testing's report of a difference, debugging.md",
+    r"^ModuleNotFoundError: import of tabulate halted": "a missing optional package simulated, ir.md",
+    r"^AssertionError: duplicate name: ": "a pattern registered twice on purpose, pattern-matcher.md",
+}
+# Messages cells of the site raise that the error index does not answer yet (each is explained on its page).
+# The test below fails when one of them gets a cause (take it off this list) or is no longer raised; and a NEW
+# page's message that no cause answers fails the test too: give it a cause in causes.py and a section here.
+NOT_YET_CATALOGUED = (
+    r"^RuntimeError: Unsupported type <function \w+ at 0x…> passed for root!",
+    r"^NotImplementedError: Module \[OptimizedModule\] is missing the required \"forward\" function",
+    r"^RuntimeError: Detected recompile when torch.compile stance is 'fail_on_recompile'",
+    r"^AttributeError: Can't pickle local object ",
+    r"^SpecViolationError: Operator '<function \w+ at 0x…>' is not an allowed operator type",
+    r"^AssertionError: Dynamo attempts to add additional input during export",
+    r"^ValueError: Found the following conflicts between user-specified ranges and inferred ranges",
+    r"^KeyError: <OpOverload\(op='aten\.batch_norm'",
+    r"^AttributeError: module 'torch.export' has no attribute 'export_for_training'",
+    r"^SpecViolationError: User output \w+ is not in the correct order",
+    r"^OpCheckError: opcheck\(op, \.\.\.\): test_faketensor failed",
+    r"^RuntimeError: Trying to backward through \S+ but no autograd formula was registered",
+    r"^TypeError: (\w+\.)?forward\(\) (missing 1 required positional argument|takes \d+ positional arguments)",
+    r"^ImportError: cannot import name 'XNNPACKQuantizer'",
+    r"^ModuleNotFoundError: No module named 'torch.ao.quantization.quantize_pt2e'",
+    r"^ValueError: \w+ is not an aten conv2d operator",
+    r"^RuntimeError: mat1 must be a matrix, got 3-D tensor",
+)
+
+
+def _error_index_anchors() -> list[str]:
+    return re.findall(r"^\((error-[\w-]+)\)=\n## ", ERRORS.read_text(), flags=re.MULTILINE)
+
+
+def _elsewhere_section() -> str:
+    text = ERRORS.read_text()
+    start = text.index("(errors-elsewhere)=")
+    return text[start:text.index("\n(", start + 1)]
+
+
+def recorded_messages() -> dict[str, str]:
+    """Every exception line the recorded outputs hold (the last line of a raising cell, a printed error),
+    addresses normalized: message -> the recording it is in."""
+    found: dict[str, str] = {}
+    for recording in sorted(EXPECTED.rglob("*.txt")):
+        for line in recording.read_text().splitlines():
+            match = EXCEPTION_LINE.match(line.strip())
+            if match:
+                found.setdefault(ADDRESS.sub("0x…", f"{match[2]}: {match[3]}"), recording.name)
+    return found
+
+
+def _recorded_text() -> str:
+    return ADDRESS.sub("0x…", "\n".join(path.read_text() for path in sorted(EXPECTED.rglob("*.txt"))))
+
+
+def test_every_error_index_entry_is_a_cause():
+    anchors = _error_index_anchors()
+    assert len(anchors) >= 40, anchors
+    causes_here = {cause.section.anchor for cause in CAUSES if cause.section.page == "reference/errors"}
+    assert [anchor for anchor in anchors if anchor not in causes_here] == []
+
+
+def test_every_cause_is_on_the_error_index():
+    anchors = set(_error_index_anchors())
+    elsewhere = _elsewhere_section()
+    missing = [cause.name for cause in CAUSES
+               if not (cause.section.anchor in anchors if cause.section.page == "reference/errors"
+                       else cause.section.anchor and cause.section.anchor in elsewhere)]
+    assert missing == []
+
+
+def test_the_error_index_has_one_cause_per_entry():
+    on_index = [cause.section.anchor for cause in CAUSES if cause.section.page == "reference/errors"]
+    assert sorted(on_index) == sorted(set(on_index))
+
+
+@pytest.mark.parametrize("cause", [c for c in CAUSES if c.section.page == "reference/errors"], ids=lambda c: c.name)
+def test_an_entrys_messages_were_printed_by_the_site_and_find_it(cause):
+    assert cause.messages, f"{cause.name}: give it the message(s) it answers, as a cell of the site printed them"
+    recorded = _recorded_text()
+    for message in cause.messages:
+        assert ADDRESS.sub("0x…", message) in recorded, f"{message!r} is in no recorded output"
+        found = lookup(message)
+        assert found is not None and found.cause is cause, (message, found)
+
+
+def test_the_graph_break_ids_are_the_ones_torch_printed():
+    recorded = _recorded_text()
+    breaks = [cause for cause in CAUSES if cause.graph_break]
+    assert len(breaks) >= 4
+    for cause in breaks:
+        assert graph_break_url(cause.graph_break) in recorded, cause.name
+
+
+def test_every_message_the_site_raises_has_a_cause():
+    unanswered, stale = [], set(NOT_YET_CATALOGUED)
+    for message, recording in recorded_messages().items():
+        if classify(message) is not None or any(re.search(p, message) for p in NOT_CAUSES):
+            continue
+        waiting = [p for p in NOT_YET_CATALOGUED if re.search(p, message)]
+        stale -= set(waiting)
+        if not waiting:
+            unanswered.append(f"{recording}: {message[:200]}")
+    assert unanswered == [], "messages no cause answers (add each to fxguide/diagnose/causes.py and errors.md)"
+    assert stale == set(), "listed as not catalogued yet, but answered now or no longer raised: take them off"
+
+
+@pytest.mark.parametrize(("pasted", "anchor"), [
+    ("torch.fx.proxy.TraceError: symbolically traced variables cannot be used as inputs to control flow",
+     "error-control-flow"),
+    ("torch._dynamo.exc.Unsupported: Attempted to call function marked as skipped", "error-skipped-function"),
+    ("Explanation: Dynamo does not know how to trace the builtin `os.getpid.` This function is either a Python "
+     "builtin", "error-skipped-function"),
+    ("For more details about this graph break, please visit: "
+     "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0170.html", "error-data-dependent-branching"),
+    ("RuntimeError: There was no fake impl registered for <CustomOpDef(mylib::gelu2)>.", "error-no-fake-impl"),
+    ("Tried to erase Node attention_mask_1 but it still had 2 users in the graph", "error-erase-node"),
+])
+def test_lookup_reads_a_message_as_a_traceback_prints_it(pasted, anchor):
+    found = lookup(pasted)
+    assert found is not None and found.cause.section.anchor == anchor, found
+
+
+def test_lookup_reads_a_whole_traceback():
+    traceback = ('Traceback (most recent call last):\n  File "model.py", line 9, in <module>\n'
+                 "    gm = torch.fx.symbolic_trace(model)\n"
+                 "torch.fx.proxy.TraceError: Proxy object cannot be iterated. This can be attempted when\n")
+    assert lookup(traceback).cause.section.anchor == "error-proxy-iterated"
+
+
+def test_lookup_validates_its_text():
+    with pytest.raises(ValueError, match="the text is empty"):
+        lookup("  \n")
+    with pytest.raises(TypeError):
+        lookup(None)
+    with pytest.raises(ValueError, match="count"):
+        closest("proxy", count=0)
+
+
+def test_closest_ranks_the_causes_that_share_words():
+    assert lookup("my proxy iteration went wrong") is None
+    assert closest("my proxy iteration went wrong")[0].section.anchor == "error-proxy-iterated"
+
+
+# The shell lookup on messages made by running snippets with values of their own (tests/pasted_errors.py).
+SHARE = 0.95
+
+
+@pytest.fixture(scope="module")
+def pasted_messages():
+    from pasted_errors import SNIPPETS, pasted
+
+    messages = pasted()
+    assert {anchor for _, _, anchor in messages} == set(SNIPPETS), "a snippet raised nothing"
+    return messages
+
+
+@pytest.mark.parametrize("form", ["traceback", "explanation", "fragment"])
+def test_the_lookup_finds_pasted_messages(pasted_messages, form):
+    tried = [(text, anchor) for kind, text, anchor in pasted_messages if kind == form]
+    missed = [(text, anchor, getattr(lookup(text), "cause", None)) for text, anchor in tried
+              if getattr(getattr(lookup(text), "cause", None), "section", None) is None
+              or lookup(text).cause.section.anchor != anchor]
+    assert len(tried) >= (3 if form == "explanation" else 35)
+    assert 1 - len(missed) / len(tried) >= SHARE, missed
+
+
+def _explain(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "fxguide.explain", *args], input=stdin, capture_output=True,
+                          text=True, env={**os.environ, "FXGUIDE_LOCAL_SITE": ""}, cwd=ROOT)
+
+
+def test_explain_prints_the_cause_and_the_section():
+    done = _explain("torch._dynamo.exc.Unsupported: Data-dependent branching")
+    assert done.returncode == 0, done.stderr
+    assert "cause:  a branch on data, compiled" in done.stdout
+    assert "reference/errors.html#error-data-dependent-branching" in done.stdout
+    assert graph_break_url("GB0170") in done.stdout
+
+
+def test_explain_reads_a_traceback_on_stdin():
+    done = _explain(stdin='Traceback (most recent call last):\n  File "m.py", line 3, in <module>\n'
+                          "torch.fx.proxy.TraceError: symbolically traced variables cannot be used as inputs to "
+                          "control flow\n")
+    assert done.returncode == 0 and "#error-control-flow" in done.stdout, done.stdout + done.stderr
+
+
+def test_explain_says_when_nothing_matches_and_lists_the_closest():
+    done = _explain("RuntimeError: my proxy iteration went wrong somewhere")
+    assert done.returncode == 1
+    assert "No cause in fxguide's catalogue matches" in done.stdout
+    assert "#error-proxy-iterated" in done.stdout.split("The closest entries:")[1]
+
+
+def test_explain_refuses_empty_text():
+    done = _explain("   ")
+    assert done.returncode == 2 and "no error text" in done.stderr
