@@ -42,7 +42,6 @@ NOT_CAUSES = {
 NOT_YET_CATALOGUED = (
     r"^RuntimeError: Unsupported type <function \w+ at 0x…> passed for root!",
     r"^NotImplementedError: Module \[OptimizedModule\] is missing the required \"forward\" function",
-    r"^RuntimeError: Detected recompile when torch.compile stance is 'fail_on_recompile'",
     r"^AttributeError: Can't pickle local object ",
     r"^SpecViolationError: Operator '<function \w+ at 0x…>' is not an allowed operator type",
     r"^AssertionError: Dynamo attempts to add additional input during export",
@@ -50,12 +49,10 @@ NOT_YET_CATALOGUED = (
     r"^KeyError: <OpOverload\(op='aten\.batch_norm'",
     r"^AttributeError: module 'torch.export' has no attribute 'export_for_training'",
     r"^SpecViolationError: User output \w+ is not in the correct order",
-    r"^OpCheckError: opcheck\(op, \.\.\.\): test_faketensor failed",
     r"^RuntimeError: Trying to backward through \S+ but no autograd formula was registered",
     r"^TypeError: (\w+\.)?forward\(\) (missing 1 required positional argument|takes \d+ positional arguments)",
     r"^ImportError: cannot import name 'XNNPACKQuantizer'",
     r"^ModuleNotFoundError: No module named 'torch.ao.quantization.quantize_pt2e'",
-    r"^ValueError: \w+ is not an aten conv2d operator",
     r"^RuntimeError: mat1 must be a matrix, got 3-D tensor",
 )
 

@@ -275,6 +275,29 @@ CAUSES: tuple[Cause, ...] = (
     _cause("the old PT2E capture function", r"has no attribute 'capture_pre_autograd_graph'", _ERRORS,
            "error-capture-pre-autograd-graph",
            messages=("AttributeError: module 'torch._export' has no attribute 'capture_pre_autograd_graph'",)),
+    # causes whose home is another page (listed under "Causes explained on other pages" on the error index)
+    _cause("a feature extractor's model contract", r"Expected FunctionType, got <class 'NoneType'>|"
+           r"object has no attribute 'feature_info'", "problems/when-it-fails", "problems-feature-extractor-contract"),
+    _cause("a Proxy stored where a Node belongs", r"^NameError: name 'Proxy' is not defined",
+           "problems/when-it-fails", "problems-proxy-in-args"),
+    _cause("dead-code elimination on a Graph with no module", r"owning_module not set for purity check",
+           "problems/when-it-fails", "problems-dce-bare-graph"),
+    _cause("a size from data checked by compile", r"Consider annotating your code using torch\._check",
+           "pt2/data-dependent-sizes", "data-sizes-mark-unbacked"),
+    _cause("a dynamic-shape spec given twice or to the wrong make_fx mode",
+           r"make_fx\(dynamic_shapes=\.\.\.\) requires tracing_mode='fake'|Both `@dynamic_spec\(\.\.\.\)` is attached",
+           "pt2/dynamic-shapes", "dynamic-shapes-spec"),
+    _cause("ONNX export stopped by torch.export", r"Failed to export the model with torch\.export\. This is step 1/3",
+           "pt2/onnx", "onnx-data-dependent"),
+    _cause("a pickled GraphModule whose tracer needs constructor arguments",
+           r"^TypeError: \w+\.__init__\(\) missing \d+ required positional arguments?: ", "pt2/saving",
+           "saving-pickle-custom-tracer"),
+    _cause("a recompile under the fail_on_recompile stance",
+           r"Detected recompile when torch\.compile stance is 'fail_on_recompile'", "pt2/debugging", "pt2-debugging-stance"),
+    _cause("a tool that walks only the top-level graph", r"is not an aten conv2d operator", "pt2/higher-order-ops",
+           "hop-no-grad-autocast"),
+    _cause("a custom operator that fails torch.library.opcheck", r"^OpCheckError: opcheck\(op, \.\.\.\)",
+           "pt2/opaque-regions", "opaque-opcheck"),
 )
 """The cause classes the guide explains, in the order they are tried."""
 
