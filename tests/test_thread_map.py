@@ -46,13 +46,11 @@ def test_each_row_is_well_formed(row):
     assert anchor in labels_in(source), f"{page} has no label ({anchor})="
 
 
-def test_themes_with_three_threads_are_answered_except_the_ones_named_here():
-    # ONNX export through torch.export is another page's subject (its threads fail in torch.export, answered
-    # by the export themes); every other theme with three threads or more must point at a section.
+def test_every_theme_with_three_threads_is_answered():
     unanswered = Counter(row["theme"] for row in rows() if row["answer"] == "not yet")
     totals = Counter(row["theme"] for row in rows())
     open_themes = {theme for theme, n in totals.items() if n >= 3 and unanswered[theme] == n}
-    assert open_themes <= {"onnx"}, f"themes with no answer: {sorted(open_themes)}"
+    assert open_themes == set(), f"themes with no answer: {sorted(open_themes)}"
 
 
 def test_the_checker_rejects_a_missing_anchor(tmp_path):
