@@ -26,7 +26,7 @@ import torch.fx as fx
 
 from fxsite.drift import compat, side_env, snapshots
 from fxsite.drift.build import build_docs
-from fxsite.drift.compare import (CHANGED, MISSING_LIBRARY, NEWLY_RAISING, NO_LONGER_RAISING, NO_LONGER_SHOWN,
+from fxsite.drift.compare import (CHANGED, MISSING_LIBRARY, NEWLY_HANGS, NEWLY_RAISING, NO_LONGER_RAISING, NO_LONGER_SHOWN,
                                    NOT_RECORDED, SAME, compare)
 from fxsite.drift.extract import ROOT, Snippet, gallery_snippets, page_snippets
 from fxsite.drift.normalize import normalize
@@ -373,7 +373,8 @@ def test_each_built_page_shows_the_line_its_drift_reports_give(built_site):
 
 
 def test_the_committed_reports_are_well_formed():
-    statuses = {SAME, CHANGED, NEWLY_RAISING, NO_LONGER_RAISING, NOT_RECORDED, NO_LONGER_SHOWN, MISSING_LIBRARY}
+    statuses = {SAME, CHANGED, NEWLY_RAISING, NEWLY_HANGS, NO_LONGER_RAISING, NOT_RECORDED, NO_LONGER_SHOWN,
+                MISSING_LIBRARY}
     for folder in sorted((ROOT / "drift").glob("torch-*")):
         report = compat.read_report(folder / "report.json")  # a corrupt one fails here, named by its path
         assert folder.name == f"torch-{side_env.check_version(report['torch'])}"

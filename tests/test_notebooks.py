@@ -147,11 +147,16 @@ def test_a_downloaded_notebook_runs_top_to_bottom_in_a_fresh_environment(name, b
         / "env" / "bin" / "python"
     # Where the reader runs it: an empty folder; a page that reads the repository's data has its
     # install cell clone the repository and change into its docs/ folder: here, a copy of that data.
-    work = tmp_path / "docs"
-    work.mkdir()
-    if "git clone" in "".join(notebook["cells"][0]["source"]):
+    install = "".join(notebook["cells"][0]["source"])
+    folder = re.search(r"%cd fxguide-repository/(\S+)", install)
+    work = tmp_path / (folder[1] if folder else "docs")
+    work.mkdir(parents=True)
+    if "git clone" in install:
         shutil.copytree(ROOT / "drift", tmp_path / "drift")
         shutil.copy(ROOT / "constraints.txt", tmp_path / "constraints.txt")
+        for data in (ROOT / folder[1]).iterdir():  # the data committed beside the page (not pages themselves)
+            if data.is_file() and data.suffix not in (".md", ".ipynb", ".py"):
+                shutil.copy(data, work / data.name)
     notebook["cells"] = notebook["cells"][1:]  # the install cell: its environment is made above
     for cell in notebook["cells"]:
         cell.pop("outputs", None) if cell["cell_type"] != "code" else cell.update(outputs=[], execution_count=None)

@@ -313,7 +313,7 @@ def test_make_drift_exit_codes_tell_drift_from_could_not_run(tmp_path, monkeypat
 
     def finished(summary: dict, tests: dict):
         (folder / "report.json").write_text(json.dumps({"summary": summary, "tests": {"summary": tests}}))
-        return lambda version: folder
+        return lambda version, tests=True: folder
 
     monkeypatch.setattr(side_env, "run_drift", finished({"same": 3}, {"passed": 5}))
     assert side_env.main(["9.9.9"]) == side_env.EXIT_SAME == 0

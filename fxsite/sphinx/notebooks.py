@@ -48,7 +48,8 @@ def add_notebook_link(app: Sphinx, pagename: str, templatename: str, context: di
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(source, target)
     # A reader runs it elsewhere: its first cell installs what it imports (fxsite.sphinx.running).
-    reads_checkout = "reads" in str(app.env.metadata[pagename].get("fxguide", ""))  # front matter `fxguide: reads`
+    reads = "reads" in str(app.env.metadata[pagename].get("fxguide", ""))  # front matter `fxguide: reads`
+    reads_checkout = (Path("docs") / pagename).parent.as_posix() if reads else False  # the page's folder
     running.rewrite_notebook(target, app.config.fxguide_torch, app.config.fxguide_repository.rstrip("/"),
                              gallery=False, reads_checkout=reads_checkout)
     context["fxguide_notebook"] = Path(pagename).name + ".ipynb"  # relative to the page itself

@@ -35,8 +35,9 @@ EXTRA_MARKERS: dict[str, tuple[str, ...]] = {
     "onnx": ("onnxruntime", "onnxscript", "import onnx", "dynamo=True"),
     "draw": ("matplotlib", "fxguide.display.drawing", "plot_graphs", "FxGraphDrawer"),
 }
-#: Tools a page runs that fxguide does not need: installed beside it, at the version the site was built with.
-TOOL_MARKERS: dict[str, tuple[str, ...]] = {"tlparse": ("tlparse",)}
+#: Tools and libraries a page uses that fxguide does not need: installed beside it, at the version the site was built
+#: with (NumPy: torch does not depend on it, and `.numpy()` fails without it).
+TOOL_MARKERS: dict[str, tuple[str, ...]] = {"tlparse": ("tlparse",), "numpy": (".numpy()", "import numpy")}
 
 #: The first line of the install cell: the notebook test finds the cell by it.
 INSTALL_MARKER = "# Install what this notebook imports"
@@ -96,17 +97,19 @@ def install_command(extras: list[str], torch: str, repository: str, tools: list[
 
 
 def install_cell(extras: list[str], torch: str, repository: str, *, tools: list[str] = (),
-                 reads_checkout: bool = False) -> dict:
+                 reads_checkout: bool | str = False) -> dict:
     """A notebook code cell that installs what the notebook imports (``%pip``: into its own kernel).
 
     A page that reads data committed in the repository (front matter ``fxguide: reads``)
-    also gets a copy of the repository and runs from its ``docs/`` folder, as it was built.
+    also gets a copy of the repository and runs from the page's folder in it (``reads_checkout``:
+    that folder, ``docs/`` when ``True``), as it was built.
     """
+    folder = reads_checkout if isinstance(reads_checkout, str) else "docs"
     source = (f"{INSTALL_MARKER}: the torch it was checked with, and fxguide.\n"
               f"%{install_command(extras, torch, repository, tools)}")
     if reads_checkout:
         source += ("\n# This page reads data committed in the repository (the model-zoo surveys):\n"
-                   f"!git clone --depth 1 {repository} fxguide-repository\n%cd fxguide-repository/docs")
+                   f"!git clone --depth 1 {repository} fxguide-repository\n%cd fxguide-repository/{folder}")
     return {"cell_type": "code", "execution_count": None, "id": "fxguide-install",
             "metadata": {"tags": ["fxguide-install"]}, "outputs": [], "source": source}
 
@@ -150,7 +153,8 @@ def _hide_output_paths(output: dict) -> dict:
     return output
 
 
-def make_runnable(notebook: dict, torch: str, repository: str, *, gallery: bool, reads_checkout: bool = False) -> dict:
+def make_runnable(notebook: dict, torch: str, repository: str, *, gallery: bool,
+                  reads_checkout: bool | str = False) -> dict:
     """``notebook`` with an install cell first (once), no build-machine path in its outputs and,
     from the gallery, Markdown cells that read as Markdown."""
     cells = [cell for cell in notebook["cells"] if "fxguide-install" not in cell.get("metadata", {}).get("tags", [])]
@@ -170,7 +174,8 @@ def make_runnable(notebook: dict, torch: str, repository: str, *, gallery: bool,
     return notebook
 
 
-def rewrite_notebook(path: Path, torch: str, repository: str, *, gallery: bool, reads_checkout: bool = False) -> None:
+def rewrite_notebook(path: Path, torch: str, repository: str, *, gallery: bool,
+                     reads_checkout: bool | str = False) -> None:
     """Make the notebook file at ``path`` runnable in place (see :func:`make_runnable`)."""
     notebook = json.loads(Path(path).read_text(encoding="utf-8"))
     runnable = json.dumps(make_runnable(notebook, torch, repository, gallery=gallery, reads_checkout=reads_checkout),

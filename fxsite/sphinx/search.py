@@ -25,7 +25,9 @@ ERRORS_PAGE = "reference/errors"
 
 
 def _headings(source: Path) -> dict[str, str]:
-    """anchor -> heading text (no Markdown backticks) of the error index's entries."""
+    """anchor -> heading text (no Markdown backticks) of the error index's entries ({} for a site without one)."""
+    if not source.is_file():
+        return {}
     found = re.findall(r"^\(([\w-]+)\)=\n#+ (.+)$", source.read_text(), flags=re.MULTILINE)
     return {anchor: heading.replace("`", "").strip() for anchor, heading in found}
 

@@ -244,10 +244,9 @@ def _search(page, query: str) -> list[str]:
 def test_searching_an_error_message_lands_on_the_error_index(page, site_url, query):
     results = _search(page, query)
     assert results, f"searching {query!r} found nothing"
-    first = results[0][len(site_url):]
-    assert first.startswith(ERRORS_PAGE), (
-        f"searching {query!r}: the first result is {first}, not the error index ({ERRORS_PAGE}); "
-        f"results: {[r[len(site_url):] for r in results[:5]]}")
+    top = [r[len(site_url):] for r in results[:3]]  # issue 37's measure: the answer among the first three
+    assert any(r.startswith(ERRORS_PAGE) for r in top), (
+        f"searching {query!r}: the error index ({ERRORS_PAGE}) is not among the first three results: {top}")
 
 
 def test_search_finds_a_torch_fx_api_entry(page, site_url):
