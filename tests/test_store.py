@@ -328,7 +328,7 @@ def test_make_drift_exit_codes_tell_drift_from_could_not_run(tmp_path, monkeypat
     assert side_env.main(["9.9.9"]) == side_env.EXIT_SAME, "a snippet that could not run is not drift"
     capsys.readouterr()
 
-    def broken(version):
+    def broken(version, tests=True):
         raise side_env.DriftToolingError("pip could not install torch==9.9.9")
 
     monkeypatch.setattr(side_env, "run_drift", broken)

@@ -37,7 +37,7 @@ EXTRA_MARKERS: dict[str, tuple[str, ...]] = {
 }
 #: Tools and libraries a page uses that fxguide does not need: installed beside it, at the version the site was built
 #: with (NumPy: torch does not depend on it, and `.numpy()` fails without it).
-TOOL_MARKERS: dict[str, tuple[str, ...]] = {"tlparse": ("tlparse",), "numpy": (".numpy()", "import numpy")}
+TOOL_MARKERS: dict[str, tuple[str, ...]] = {"tlparse": ("tlparse",), "numpy": ("numpy",)}
 
 #: The first line of the install cell: the notebook test finds the cell by it.
 INSTALL_MARKER = "# Install what this notebook imports"

@@ -240,7 +240,7 @@ def _search(page, query: str) -> list[str]:
     return page.eval_on_selector_all("#search-results ul.search li a", "links => links.map(a => a.href)")
 
 
-@pytest.mark.parametrize("query", ["TraceError", "'len' is not supported"])
+@pytest.mark.parametrize("query", ["torch.fx.proxy.TraceError: symbolically traced variables cannot be used as inputs to control flow", "'len' is not supported"])
 def test_searching_an_error_message_lands_on_the_error_index(page, site_url, query):
     results = _search(page, query)
     assert results, f"searching {query!r} found nothing"
