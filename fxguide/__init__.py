@@ -24,6 +24,8 @@ __version__ = "0.2.0"
 
 from fxguide._torch_range import check_installed_torch as _check_installed_torch  # noqa: E402
 
+from fxguide._torch_range import TorchTooOldError, requires_torch  # noqa: E402,F401
+
 _check_installed_torch()  # a warning, from the package metadata only: importing fxguide stays free of torch
 
 

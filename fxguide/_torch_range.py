@@ -9,6 +9,7 @@ start, instead of a missing attribute halfway through a script.
 
 from __future__ import annotations
 
+import re
 import warnings
 from importlib import metadata
 
@@ -43,3 +44,38 @@ def check_installed_torch() -> None:
         warnings.warn(f"fxguide was checked on torch {oldest} to {newest}, and torch {found} is installed: "
                       f"some examples may fail on it (pip install 'torch>={oldest},<{NEWEST_CHECKED[0]}."
                       f"{NEWEST_CHECKED[1] + 1}' installs a checked one)", UncheckedTorchWarning, stacklevel=3)
+
+
+class TorchTooOldError(RuntimeError):
+    """The installed torch is older than what an example needs."""
+
+
+def requires_torch(oldest: str, why: str = "") -> None:
+    """Stop at once, with a clear message, when the installed torch is older than ``oldest``.
+
+    A gallery script calls it first, with the release its drift reports say it needs
+    (a test keeps the two the same), so a reader on an older torch learns which one to
+    install instead of meeting a missing attribute halfway through. ``why`` names what
+    the older releases lack.
+
+    >>> requires_torch("2.0")
+    >>> requires_torch("99.0", "a future API")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    fxguide._torch_range.TorchTooOldError: this example needs torch >= 99.0 (a future API), and torch ... is installed: pip install 'torch>=99.0'
+    >>> requires_torch("latest")
+    Traceback (most recent call last):
+    ...
+    ValueError: requires_torch: oldest must be a release like '2.13', not 'latest'
+    """
+    if not isinstance(oldest, str) or not re.fullmatch(r"\d+\.\d+(\.\d+)?", oldest):
+        raise ValueError(f"requires_torch: oldest must be a release like '2.13', not {oldest!r}")
+    if not isinstance(why, str):
+        raise TypeError(f"requires_torch: why must be a string saying what older releases lack, not {type(why).__name__}")
+    found = metadata.version("torch")
+    wanted = tuple(int(part) for part in oldest.split("."))
+    have = tuple(int("".join(c for c in part if c.isdigit()) or 0) for part in found.split("+")[0].split(".")[:3])
+    if have[:len(wanted)] < wanted:
+        reason = f" ({why})" if why else ""
+        raise TorchTooOldError(f"this example needs torch >= {oldest}{reason}, and torch {found} is installed: "
+                               f"pip install 'torch>={oldest}'")

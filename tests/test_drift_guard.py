@@ -356,6 +356,16 @@ def test_a_page_that_raises_on_an_older_release_says_which_torch_it_needs(tmp_pa
         f"needs torch ≥ {OTHER}"]
 
 
+def test_a_page_that_raises_on_a_newer_release_shows_drift_not_a_need(tmp_path, monkeypatch):
+    """Raising on a release newer than the reference is a change to look at, not an older torch to avoid."""
+    _, current = _report(tmp_path, monkeypatch)
+    newer = json.loads(json.dumps(compat.load_reports(tmp_path / "drift")[0]))
+    newer["torch"] = "99.0.0"
+    newer["snippets"][1]["status"] = NEWLY_RAISING
+    parts = compat.page_status(SOURCE, [newer], current)
+    assert parts[-1].endswith("on 99.0.0") and not any(p.startswith("needs torch") for p in parts)
+
+
 @pytest.mark.docs
 def test_each_built_page_shows_the_line_its_drift_reports_give(built_site):
     """The line under each title agrees with the committed reports (fxsite.drift.compat.page_status)."""
@@ -857,3 +867,42 @@ def test_outputs_only_skips_the_unit_tests_and_the_report_says_so(tmp_path, monk
     report_dir = side_env.run_drift("2.13.0", root=tmp_path, tests=False)
     assert len(calls) == 1 and "pytest" not in calls[0]
     assert "not run in this check (`--outputs-only`)" in (report_dir / "report.md").read_text()
+
+
+_REQUIRES = re.compile(r'^requires_torch\("(?P<oldest>[\d.]+)"', re.MULTILINE)
+
+
+@pytest.mark.parametrize("script", sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "gallery").glob("*.py")))
+def test_a_gallery_script_states_at_its_start_the_torch_its_reports_say_it_needs(script):
+    """A script that raised on an older release checked says, before anything else runs, which torch it needs.
+
+    The release is the one the page's verified-on line names (``needs torch ≥ X``, from the committed
+    reports); a script that ran on every release checked declares nothing.
+    """
+    parts = compat.page_status(script, compat.load_reports(), compat.current_snapshots())
+    needs = [part.removeprefix("needs torch ≥ ") for part in parts if part.startswith("needs torch")]
+    text = (ROOT / script).read_text()
+    declared = [m["oldest"] for m in _REQUIRES.finditer(text)]
+    assert declared == needs, (f"{script}: the reports say it needs {needs or 'no newer torch'}, the script declares "
+                               f"{declared or 'nothing'}; start it with `requires_torch(\"X\", \"what older releases "
+                               f"lack\")` (from fxguide import requires_torch) or remove the call")
+    if declared:
+        body = text.split('"""', 2)[2]  # after the docstring
+        first = next(line for line in body.splitlines()
+                     if line.strip() and not line.startswith(("#", "import ", "from ")))
+        assert first.startswith("requires_torch("), f"{script}: requires_torch(...) must run before anything else"
+
+
+def test_requires_torch_stops_an_older_torch_with_the_release_to_install(monkeypatch):
+    from importlib import metadata
+    from fxguide import TorchTooOldError, requires_torch
+    monkeypatch.setattr(metadata, "version", lambda name: "2.11.0+cu130")
+    with pytest.raises(TorchTooOldError, match=r"needs torch >= 2\.13 \(Graph\.create_size_node\), and torch "
+                                               r"2\.11\.0\+cu130 is installed: pip install 'torch>=2\.13'"):
+        requires_torch("2.13", "Graph.create_size_node")
+    requires_torch("2.11")
+    requires_torch("2.11.0")
+    monkeypatch.setattr(metadata, "version", lambda name: "2.13.0")
+    requires_torch("2.13")
+    with pytest.raises(TorchTooOldError):
+        requires_torch("2.13.1")

@@ -306,7 +306,8 @@ def page_status(source: str, reports: list[dict], current: dict[str, dict[int, s
         differs = [e for e in cov.differs if e["source"] == source]
         unchecked = [i for s, i in cov.unchecked if s == source]
         not_run = [e for e in cov.not_run if e["source"] == source]
-        if any(e["status"] in ("newly raising", "newly hangs") for e in differs):
+        if (any(e["status"] in ("newly raising", "newly hangs") for e in differs)
+                and version_key(cov.torch) < version_key(REFERENCE_TORCH)):  # a newer release raising is drift, not a need
             raised_on.append(cov.torch)
         bits = []
         if differs:
