@@ -906,3 +906,24 @@ def test_requires_torch_stops_an_older_torch_with_the_release_to_install(monkeyp
     requires_torch("2.13")
     with pytest.raises(TorchTooOldError):
         requires_torch("2.13.1")
+
+
+def test_a_side_environment_pins_torch_alone_so_a_release_outside_fxguides_range_installs(tmp_path, monkeypatch):
+    """fxguide declares the releases it was checked on; a drift check of an older one must still install it."""
+    monkeypatch.setenv("FXGUIDE_CACHE", str(tmp_path / "cache"))
+    calls = []
+    monkeypatch.setattr(side_env, "_run", lambda command, log, **kwargs: calls.append(command))
+    monkeypatch.setattr(side_env, "_use_the_index_torch", lambda *args: None)
+    monkeypatch.setattr(side_env, "_install_torch_libraries", lambda *args: {})
+    monkeypatch.setattr(side_env, "_torch_version",
+                        lambda python: subprocess.CompletedProcess(["python"], 0, "2.9.1\n", ""))
+    side_env.ensure_venv("2.9.1")
+    installs = [c for c in calls if "install" in c]
+    torch_lines = [arg for c in installs for arg in c if arg.startswith("torch") and _name_is_torch(arg)]
+    assert torch_lines == ["torch==2.9.1"], "only the release asked for, never fxguide's own range"
+    [editable] = [c for c in installs if "-e" in c]
+    assert "--no-deps" in editable
+
+
+def _name_is_torch(requirement: str) -> bool:
+    return re.match(r"torch\b(?![-_a-z])", requirement) is not None

@@ -395,8 +395,11 @@ def ensure_venv(torch_version: str, root: Path = ROOT) -> Path:
         _run([base, "-m", "venv", str(venv)], log)
         pip = [str(python), "-m", "pip", "install", "--quiet", "-c", str(constraints)]
         _run(pip + ["setuptools"], log)
-        _run(pip + ["--no-build-isolation", "-e", ".", f"torch=={torch_version}",
-                    *[r for r in requirements if r not in libraries]], log, cwd=root)
+        # fxguide's own torch range is left out: a release outside it is what a drift check may be asked about
+        # (the package warns at import there), so torch is pinned alone and fxguide installed without deps.
+        _run(pip + [f"torch=={torch_version}",
+                    *[r for r in requirements if r not in libraries and _name(r) != "torch"]], log, cwd=root)
+        _run(pip + ["--no-deps", "--no-build-isolation", "-e", "."], log, cwd=root)
         if libraries:
             _use_the_index_torch(python, constraints, torch_version, log, root)
         unavailable = _install_torch_libraries(python, constraints, torch_version, libraries, log, root)

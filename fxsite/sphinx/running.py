@@ -224,8 +224,8 @@ def add_page_context(app, pagename: str, templatename: str, context: dict, doctr
     relative = source.relative_to(ROOT).as_posix()
     context["fxguide_source_url"] = f"{repository}/blob/main/{relative}"
     context["fxguide_edit_url"] = f"{repository}/edit/main/{relative}"
-    reports, current = getattr(app, "fxguide_drift", ([], {}))
-    parts = compat.page_status(relative, reports, current)
+    reports, current, covs = getattr(app, "fxguide_drift", ([], {}, []))
+    parts = compat.page_status(relative, reports, current, covs)
     context["fxguide_verified"] = parts
     context["fxguide_verified_anchor"] = compat.anchor_of(relative)
     executed = source.suffix == ".py" or "kernelspec" in app.env.metadata.get(pagename, {})

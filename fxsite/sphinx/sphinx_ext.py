@@ -97,7 +97,9 @@ def write_compatibility(app: Sphinx, config: Config) -> None:
     if (root / "drift").is_dir():
         compat.write_if_changed(Path(app.srcdir) / "compatibility.md", compat.render_page(reports, current))
     # Each page's "verified on" line (fxsite.sphinx.running) reads them too; a change of them rewrites every page.
-    app.fxguide_drift = (reports, current)  # type: ignore[attr-defined]
+    # The coverages are computed once here, not once per page written.
+    covs = [compat.coverage(r, current) for r in reports if r["torch"] != compat.REFERENCE_TORCH]
+    app.fxguide_drift = (reports, current, covs)  # type: ignore[attr-defined]
     app.fxguide_drift_digest = hashlib.sha256(json.dumps(  # type: ignore[attr-defined]
         [list(reports), {s: sorted(i) for s, i in current.items()}], sort_keys=True, default=str).encode()).hexdigest()
 
