@@ -915,6 +915,7 @@ def test_a_side_environment_pins_torch_alone_so_a_release_outside_fxguides_range
     monkeypatch.setattr(side_env, "_run", lambda command, log, **kwargs: calls.append(command))
     monkeypatch.setattr(side_env, "_use_the_index_torch", lambda *args: None)
     monkeypatch.setattr(side_env, "_install_torch_libraries", lambda *args: {})
+    monkeypatch.setattr(side_env, "release_requires", lambda package, version: ["setuptools<82", "sympy>=1.13.3"])
     monkeypatch.setattr(side_env, "_torch_version",
                         lambda python: subprocess.CompletedProcess(["python"], 0, "2.9.1\n", ""))
     side_env.ensure_venv("2.9.1")
@@ -923,6 +924,9 @@ def test_a_side_environment_pins_torch_alone_so_a_release_outside_fxguides_range
     assert torch_lines == ["torch==2.9.1"], "only the release asked for, never fxguide's own range"
     [editable] = [c for c in installs if "-e" in c]
     assert "--no-deps" in editable
+    written = next((tmp_path / "cache").glob("venv-torch-2.9.1-*")) / "constraints.txt"
+    assert "setuptools==" not in written.read_text(), "a pin the release rules out is left to pip"
+    assert "sympy==" in written.read_text(), "a pin the release accepts is kept"
 
 
 def _name_is_torch(requirement: str) -> bool:

@@ -120,6 +120,44 @@ def side_constraints(constraints: str, torch_version: str, *, follow_torch: froz
     return "".join(lines)
 
 
+def conflicting_pins(constraints: str, requires: list[str]) -> set[str]:
+    """The pinned packages whose pin another torch release rules out (``torch 2.11.0 depends on setuptools<82``).
+
+    ``requires`` are that release's requirement strings; those guarded by a marker
+    that does not hold here are ignored. A side environment leaves these packages to
+    pip, as it does torch's build dependencies.
+
+    >>> sorted(conflicting_pins("setuptools==84.2.1\\nsympy==1.14.0\\n", ["setuptools<82", "sympy>=1.13.3",
+    ...                                                                  'pywin32; sys_platform == "win32"']))
+    ['setuptools']
+    """
+    pins = {}
+    for line in constraints.splitlines():
+        if "==" in line and not line.lstrip().startswith("#"):
+            pins[_pin_name(line)] = line.split("==", 1)[1].split(";")[0].strip()
+    found = set()
+    for text in requires:
+        req = _requirement(text)
+        if req.marker is not None and not req.marker.evaluate({"extra": ""}):
+            continue
+        name = req.name.lower().replace("_", "-")
+        if name in pins and not req.specifier.contains(pins[name], prereleases=True):
+            found.add(name)
+    return found
+
+
+def release_requires(package: str, version: str) -> list[str]:
+    """The requirement strings of one release on the package index, read without installing it."""
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--no-deps",
+                           "--quiet", "--report", "-", f"{package}=={version}"], capture_output=True, text=True,
+                          check=False)
+    if done.returncode != 0:
+        raise DriftToolingError(f"pip could not read the requirements of {package} {version} "
+                                f"(exit {done.returncode}):\n{done.stderr[-2000:]}")
+    (item,) = json.loads(done.stdout)["install"]
+    return item["metadata"].get("requires_dist") or []
+
+
 def _name(requirement: str) -> str:
     return _requirement(requirement).name.lower().replace("_", "-")
 
@@ -387,8 +425,10 @@ def ensure_venv(torch_version: str, root: Path = ROOT) -> Path:
         venv.mkdir(parents=True)
         print(f"building the side environment {venv} (torch {torch_version}; several GB) ...", file=sys.stderr, flush=True)
         constraints = venv / "constraints.txt"
-        constraints.write_text(side_constraints((Path(root) / "constraints.txt").read_text(), torch_version,
-                                                follow_torch=torch_build_packages(_reference_requires)))
+        pinned = (Path(root) / "constraints.txt").read_text()
+        follow = torch_build_packages(_reference_requires) | conflicting_pins(
+            pinned, release_requires("torch", torch_version))
+        constraints.write_text(side_constraints(pinned, torch_version, follow_torch=follow))
         requirements = extra_requirements((Path(root) / "pyproject.toml").read_text(), ["docs", "test"])
         libraries = torch_libraries(requirements, _reference_requires)
         base = getattr(sys, "_base_executable", sys.executable)
