@@ -439,7 +439,9 @@ def ensure_venv(torch_version: str, root: Path = ROOT) -> Path:
         # (the package warns at import there), so torch is pinned alone and fxguide installed without deps.
         _run(pip + [f"torch=={torch_version}",
                     *[r for r in requirements if r not in libraries and _name(r) != "torch"]], log, cwd=root)
-        _run(pip + ["--no-deps", "--no-build-isolation", "-e", "."], log, cwd=root)
+        # Built in isolation: the environment's setuptools follows that torch (2.11 needs <82), and an
+        # older one rejects this pyproject's licence field.
+        _run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", "-e", "."], log, cwd=root)
         if libraries:
             _use_the_index_torch(python, constraints, torch_version, log, root)
         unavailable = _install_torch_libraries(python, constraints, torch_version, libraries, log, root)
