@@ -8,8 +8,8 @@ removed. :mod:`fxguide.display.drawing` writes a graph as Graphviz DOT (one box 
 node, coloured by opcode, one arrow per use) and lets ``dot`` lay it out. This
 example draws a residual block, then the same block after conv/batch-norm
 fusion. torch has a drawer of its own,
-``torch.fx.passes.graph_drawer.FxGraphDrawer`` (it needs ``pydot``), with
-every field of every node in its boxes: :ref:`the IR page shows it <ir-drawing>`, and
+``torch.fx.passes.graph_drawer.FxGraphDrawer`` (it needs ``pydot``), one
+record per node with its name, opcode, target and number of users: :ref:`the IR page shows it <ir-drawing>`, and
 :ref:`pass-infrastructure-drawer` compares the two.
 """
 
