@@ -7,7 +7,10 @@ where it branches, where a residual connection rejoins, what a transform
 removed. :mod:`fxguide.display.drawing` writes a graph as Graphviz DOT (one box per
 node, coloured by opcode, one arrow per use) and lets ``dot`` lay it out. This
 example draws a residual block, then the same block after conv/batch-norm
-fusion.
+fusion. torch has a drawer of its own,
+``torch.fx.passes.graph_drawer.FxGraphDrawer`` (it needs ``pydot``), one
+record per node with its name, opcode, target and number of users: :ref:`the IR page shows it <ir-drawing>`, and
+:ref:`pass-infrastructure-drawer` compares the two.
 """
 
 # %%

@@ -9,22 +9,22 @@ example inserts an observer after chosen nodes, calibrates on a few batches,
 then swaps every observer for a fake-quantization step that rounds values to
 the 256-level grid, so the float model shows the error quantization would add.
 (torch's FX graph-mode quantization API in ``torch.ao`` is deprecated; the
-mechanism fits in a few lines, written out below. The observer and
-fake-quantize modules come from :mod:`fxguide.transforms.observers`, whose
-``insert_observers`` is the same pass with argument checks.)
+mechanism fits in a few lines, written out below: the observer, the
+arithmetic of the integer grid, the fake-quantize step and the pass.
+:mod:`fxguide.transforms.observers` holds the same code with argument checks.)
 """
 
 # %%
-# Insert the observers
-# --------------------
+# The observer and the grid
+# -------------------------
 #
-# The pass is a direct graph edit, the one the tutorial teaches in
-# :ref:`Inserting a node <transformations-insert>`: for every chosen node,
-# register a :class:`~fxguide.transforms.observers.MinMaxObserver` submodule
-# (it passes values through and remembers the smallest and largest), add a
-# ``call_module`` node right after the chosen one, and point the chosen
-# node's users at it. ``delete_user_cb`` keeps the observer itself reading the
-# original node.
+# An observer passes values through and remembers the smallest and largest it
+# has seen. From that range, an affine grid of ``2**bits`` levels follows: the
+# integer ``q`` in ``[0, 2**bits - 1]`` stands for ``(q - zero_point) * scale``.
+# ``scale`` is the range divided by the number of steps; the range is widened
+# to include 0, so that 0 has an exact integer, ``zero_point``. Fake
+# quantization rounds a value to the nearest level (clamping what falls
+# outside) and maps it back to a float.
 
 import copy
 
@@ -33,10 +33,58 @@ import torch
 import torch.fx as fx
 from torch import nn
 
-from fxguide.display import show_code
-from fxguide.models import SmallMLP
-from fxguide.models import seeded
-from fxguide.transforms.observers import FakeQuantize, MinMaxObserver
+
+class MinMaxObserver(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("min_val", torch.tensor(float("inf")))
+        self.register_buffer("max_val", torch.tensor(float("-inf")))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.min_val = torch.minimum(self.min_val, x.detach().min())
+        self.max_val = torch.maximum(self.max_val, x.detach().max())
+        return x
+
+    def scale_zero_point(self, bits: int = 8) -> tuple[float, int]:
+        low, high = min(float(self.min_val), 0.0), max(float(self.max_val), 0.0)
+        scale = (high - low) / (2**bits - 1) if high > low else 1.0
+        return scale, int(round(-low / scale))
+
+
+class FakeQuantize(nn.Module):
+    def __init__(self, scale: float, zero_point: int, bits: int = 8) -> None:
+        super().__init__()
+        self.scale, self.zero_point, self.bits = scale, zero_point, bits
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q = torch.clamp(torch.round(x / self.scale) + self.zero_point, 0, 2**self.bits - 1)
+        return (q - self.zero_point) * self.scale
+
+    def extra_repr(self) -> str:
+        return f"scale={self.scale:.6g}, zero_point={self.zero_point}, bits={self.bits}"
+
+
+observer = MinMaxObserver()
+observer(torch.tensor([-1.0, 0.5, 2.0]))
+scale, zero_point = observer.scale_zero_point(bits=8)
+print(f"range [-1, 2] on 8 bits: scale {scale:.5f}, zero point {zero_point}")
+print("0.3 fake-quantized:", FakeQuantize(scale, zero_point)(torch.tensor([0.3])).item())
+
+# %%
+# Insert the observers
+# --------------------
+#
+# The pass is a direct graph edit, the one the tutorial teaches in
+# :ref:`Inserting a node <transformations-insert>`: for every chosen node,
+# register a ``MinMaxObserver`` submodule
+# (it passes values through and remembers the smallest and largest), add a
+# ``call_module`` node right after the chosen one, and point the chosen
+# node's users at it. ``delete_user_cb`` keeps the observer itself reading the
+# original node.
+
+from fxguide.display import show_code  # noqa: E402
+from fxguide.models import SmallMLP  # noqa: E402
+from fxguide.models import seeded  # noqa: E402
 
 
 def insert_observers(model: nn.Module, where) -> fx.GraphModule:
@@ -93,7 +141,7 @@ for name, obs in found.items():
 #
 # Converting needs no graph edit at all: each ``observe_*`` node calls a
 # submodule by name, so replacing the submodule under that name changes what
-# the node runs. A :class:`~fxguide.transforms.observers.FakeQuantize` rounds
+# the node runs. A ``FakeQuantize`` rounds
 # to the grid the observed range allows and maps back to floats. On fresh
 # inputs the outputs then differ from the float model by roughly the grid
 # steps accumulated along the way; with 4 bits the grid has 15 steps instead

@@ -148,6 +148,24 @@ def check(gm: fx.GraphModule) -> None:
 check(gm)
 
 # %%
+# The arithmetic is torch's own too: ``torch.nn.utils.fusion.fuse_conv_bn_weights``
+# takes a convolution's weight and bias and a batch norm's statistics and
+# parameters, and returns the folded pair. On the model's first convolution
+# and batch norm it gives the tensors the pass stored for the first
+# convolution node:
+
+from torch.nn.utils.fusion import fuse_conv_bn_weights  # noqa: E402
+
+conv, bn = (next(m for m in model.modules() if isinstance(m, kind))
+            for kind in (torch.nn.Conv2d, torch.nn.BatchNorm2d))
+torch_weight, torch_bias = fuse_conv_bn_weights(conv.weight, conv.bias, bn.running_mean, bn.running_var,
+                                                bn.eps, bn.weight, bn.bias)
+first = gm.graph.find_nodes(op="call_function", target=aten.conv2d.default)[0]
+ours = [gm.get_buffer(node.target) for node in first.args[1:3]]
+print(f"first convolution node: {first.name}; same as fuse_conv_bn_weights:",
+      torch.allclose(ours[0], torch_weight), torch.allclose(ours[1], torch_bias))
+
+# %%
 # The core ATen graph
 # -------------------
 #

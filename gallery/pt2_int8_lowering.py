@@ -38,7 +38,7 @@ from torchao.quantization.pt2e.quantizer.x86_inductor_quantizer import (  # noqa
     get_default_x86_inductor_quantization_config,
 )
 
-from fxguide.display.timing import compare, format_time  # noqa: E402
+from fxguide.display.timing import Speedup, Timing, format_time  # noqa: E402
 from fxguide.models import seeded  # noqa: E402
 from fxguide.models.pt2 import ConvNet  # noqa: E402
 
@@ -108,13 +108,28 @@ print("float compile calls", float_kernels or "no oneDNN int8 op",
 # Time them, interleaved
 # ----------------------
 #
-# :func:`fxguide.display.timing.compare` calls the two alternately, so both
-# see the same load, and gives each pair's ratio (above 1: int8 was faster in
-# that pair). The recorded output replaces the numbers by placeholders; the
-# built page shows this build's.
+# Call the two alternately, so both see the same load on a shared machine,
+# and keep each pair's ratio (above 1: int8 was faster in that pair). The loop
+# is all there is to it; ``Timing`` and ``Speedup`` from
+# ``fxguide.display.timing`` only print a median with its fastest and slowest
+# value. (torch's own ``torch.utils.benchmark.Timer`` times one statement at a
+# time, with warm-up and thread control; it does not interleave two.) The
+# recorded output replaces the numbers by placeholders; the built page shows
+# this build's.
 
+pairs = []
 with torch.no_grad():
-    float_time, int8_time, speedup = compare(float_fn, int8_fn, x, repeats=30, warmup=3)
+    for _ in range(3):  # warm-up, untimed
+        float_fn(x), int8_fn(x)
+    for _ in range(30):
+        start = time.perf_counter()
+        float_fn(x)
+        middle = time.perf_counter()
+        int8_fn(x)
+        pairs.append((middle - start, time.perf_counter() - middle))
+float_time = Timing(tuple(f for f, _ in pairs))
+int8_time = Timing(tuple(i for _, i in pairs))
+speedup = Speedup(tuple(f / i for f, i in pairs))
 print("float, compiled: ", float_time)
 print("int8, compiled:  ", int8_time)
 print("speedup:         ", speedup)
