@@ -109,3 +109,29 @@ def test_torchvision_style_names_prefix_the_enclosing_module_path():
     assert "encoder.0.relu" in names and "relu" not in names
     out = extract_features(seeded(TwoStageMLP), ["encoder.0.relu", "relu"])(torch.ones(2, 4))
     torch.testing.assert_close(out["encoder.0.relu"], out["relu"])
+
+
+class _ScaleInPlace(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = torch.nn.Linear(3, 2)
+        self.act = torch.nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        y = self.lin(x)
+        y.mul_(3)                      # nobody reads mul_'s result, but y is read below
+        torch.relu_(y)
+        z = torch.nn.functional.relu(y, inplace=True)
+        return self.act(z) + 1
+
+
+@pytest.mark.parametrize("name", ["add", "lin"])
+def test_an_in_place_call_that_changes_a_value_read_later_is_kept(name):
+    """Dead-code elimination alone deletes y.mul_(3) and the extracted value differs from eager's."""
+    model = seeded(_ScaleInPlace).eval()
+    x = torch.randn(4, 3, generator=torch.Generator().manual_seed(1))
+    seen = {}
+    model.lin.register_forward_hook(lambda m, i, o: seen.__setitem__("lin", o.clone()))
+    expected = {"add": model(x), "lin": seen["lin"]}[name]
+    out = extract_features(model, [name])(x)[name]
+    torch.testing.assert_close(out, expected)

@@ -150,8 +150,10 @@ def _is_inplace(gm: fx.GraphModule, node: fx.Node) -> bool:
     """Whether ``node`` may overwrite one of its inputs.
 
     ``inplace=True`` (a module's attribute or a keyword), a method or function
-    whose name ends in ``_`` (``x.add_(y)``, ``torch.relu_``), ``x[i] = v`` or
-    ``x += y``.
+    whose name ends in ``_`` (``x.add_(y)``, ``torch.relu_``), or an in-place
+    operator node (``operator.setitem``, ``operator.iadd``) as a graph built by
+    hand or by another tracer may hold: ``symbolic_trace`` records ``x += y`` out
+    of place and cannot trace ``x[i] = v`` at all.
     """
     if node.op == "call_function" and node.target in _INPLACE_OPERATORS:
         return True
@@ -190,7 +192,16 @@ def _outputs_only(gm: fx.GraphModule, chosen: Mapping[str, str]) -> fx.GraphModu
     with graph.inserting_after(old_output):
         graph.output({key: nodes[name] for key, name in chosen.items()})
     graph.erase_node(old_output)
-    graph.eliminate_dead_code()
+    # Plain dead-code elimination deletes an in-place call whose result nobody reads, and the
+    # values read after it would change: keep one when the tensor it writes into is read later.
+    position = {node: i for i, node in enumerate(graph.nodes)}
+
+    def writes_into_a_value_read_later(node: fx.Node) -> bool:
+        target = node.args[0] if node.args else None
+        return (_is_inplace(gm, node) and isinstance(target, fx.Node)
+                and any(position[user] > position[node] for user in target.users if user is not node))
+
+    graph.eliminate_dead_code(is_impure_node=lambda node: node.is_impure() or writes_into_a_value_read_later(node))
     _protect_from_later_inplace(gm)
     graph.lint()
     gm.delete_all_unused_submodules()

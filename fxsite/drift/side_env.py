@@ -30,6 +30,7 @@ import shutil
 import subprocess
 import sys
 import time
+import traceback
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Callable
@@ -677,6 +678,8 @@ def main(argv: list[str] | None = None) -> int:
         report_dir = run_drift(check_version(args[0]), tests=not outputs_only)
         data = json.loads((report_dir / "report.json").read_text())
     except (DriftToolingError, ValueError, OSError) as error:
+        if not isinstance(error, DriftToolingError):  # not the tooling's own words: say where it came from
+            traceback.print_exc()
         print(f"make drift: the check could not run on torch {args[0]}: {error}\n"
               f"make drift: no report was written (a committed one is unchanged)", file=sys.stderr)
         return EXIT_COULD_NOT_RUN
