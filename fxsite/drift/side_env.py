@@ -450,8 +450,7 @@ def ensure_venv(torch_version: str, root: Path = ROOT) -> Path:
         stamp.write_text(str(Path(root).resolve()))
     elif stamp.read_text() != str(Path(root).resolve()):
         # Another clone built it: point the editable install at this one (the pins are the same).
-        _run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "-e", "."],
-             log, cwd=root)
+        _run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", "-e", "."], log, cwd=root)
         stamp.write_text(str(Path(root).resolve()))
     found = _torch_version(python)
     if found.returncode != 0 or found.stdout.strip().split("+")[0] != torch_version:
