@@ -118,7 +118,13 @@ def main(argv: list[str] | None = None) -> int:
                "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(start)), "pytest_exit": done.returncode}
         (folder / f"run-{int(start)}.json").write_text(json.dumps(run, indent=1) + "\n")
         print(f"survey: {selection} ran in {run['wall_seconds']:.0f} s on {options.workers} worker(s)")
-    document = merge(folder, list(SAMPLE) if options.sample else keys)
+    kept = chosen = None
+    committed = survey_path(torch_version)
+    if parts and not shard and not options.sample and not options.out and committed.exists():
+        # a --zoo or --model run: the other models keep their committed records
+        from fxsite.survey.zoo_tests import selected
+        kept, chosen = json.loads(committed.read_text()), selected(selection)
+    document = merge(folder, list(SAMPLE) if options.sample else keys, kept, chosen)
     if shard:
         document["shard"] = {"index": shard[0], "count": shard[1], "keys": keys, "all": list(catalogue())}
     default = (folder / "sample.json" if options.sample else
