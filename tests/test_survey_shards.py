@@ -127,3 +127,9 @@ def test_a_selected_model_without_a_record_is_not_surveyed_never_its_old_record(
     assert gpt2["status"] == "not surveyed" and merged["missing"] == 1
     with pytest.raises(ValueError, match="give both kept"):
         merge(sample_records, list(SAMPLE), document)
+
+
+def test_a_model_the_catalogue_skips_is_listed_with_its_reason_and_not_missing(tmp_path) -> None:
+    skipped = next(e for e in catalogue().values() if e.skip)
+    merged = merge(tmp_path, [skipped.key])
+    assert merged["missing"] == 0 and merged["models"][0]["reason"] == skipped.skip

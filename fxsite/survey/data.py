@@ -132,7 +132,7 @@ def merge(folder: Path, keys: list[str] | None = None, kept: dict[str, Any] | No
         if selected is not None and entry.key not in selected and entry.key in previous:
             models.append(previous[entry.key])
             continue
-        missing += 1
+        missing += not entry.skip  # a model the catalogue skips needs no run: its reason is its record
         models.append({"zoo": entry.zoo, "category": entry.category, "model": entry.name, "input": entry.shape,
                        "status": "not surveyed", "tools": {},
                        "reason": entry.skip or "no record: not run yet, or the model timed out or crashed its worker"})
