@@ -78,3 +78,20 @@ def test_a_library_that_cannot_be_installed_is_explained_with_the_drift_reports_
     why = "not installable with torch 2.15.0 (pip: ERROR: Cannot install torchvision>=0.20)"
     (folder / "report.json").write_text(json.dumps({"unavailable": {"torchvision": why}}))
     assert install_failures(folder) == {"torchvision": why}
+
+
+def test_every_failure_of_the_reference_survey_has_a_cause_with_a_section() -> None:
+    from fxsite.drift.report import REFERENCE_TORCH
+    from fxsite.survey.data import survey_path
+
+    models = json.loads(survey_path(REFERENCE_TORCH).read_text())["models"]
+    unclassified = [f"{cause.stage}: {cause.example} ({dict(cause.models)})" for cause in causes(models)
+                    if cause.link is None]
+    assert not unclassified, "failures with no cause in fxguide.diagnose.causes.CAUSES:\n" + "\n".join(unclassified)
+
+
+def test_an_unknown_failure_is_counted_as_unclassified(survey) -> None:
+    # the test above can fail: a message no cause matches has no link
+    odd = _result(False, "RuntimeError", "a failure no cause of the catalogue explains")
+    survey["models"][0]["tools"]["export"] = odd
+    assert [c.link for c in causes(survey["models"]) if "no cause" in c.example] == [None]

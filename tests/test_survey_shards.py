@@ -102,3 +102,34 @@ def test_the_merge_command_exits_1_and_names_a_missing_shard(sample_records, com
     assert done.returncode == 1, done.stderr
     assert "shard 3/3 is missing" in done.stderr
     assert json.loads(out.read_text())["shards"]["missing"] == ["3/3"]
+
+
+def test_a_run_of_one_zoo_keeps_the_other_zoos_committed_records(sample_records, committed) -> None:
+    # the folder holds this run's records (the sample's transformers models); the rest comes from the committed survey
+    document = json.loads(survey_path(REFERENCE_TORCH).read_text())
+    chosen = [k for k in SAMPLE if k.startswith("transformers/")]
+    for key in SAMPLE:
+        if key not in chosen:
+            record_path(sample_records, catalogue()[key]).unlink()
+    merged = merge(sample_records, list(SAMPLE), document, chosen)
+    by_key = {f"{m['zoo']}/{m['model']}": m for m in merged["models"]}
+    assert merged["missing"] == 0 and all(by_key[k] == committed[k] for k in SAMPLE)
+    assert all(run in merged["runs"] for run in document["runs"])
+    # without the committed survey, the other zoos' models would be listed as not surveyed
+    assert merge(sample_records, list(SAMPLE))["missing"] == len(SAMPLE) - len(chosen)
+
+
+def test_a_selected_model_without_a_record_is_not_surveyed_never_its_old_record(sample_records) -> None:
+    document = json.loads(survey_path(REFERENCE_TORCH).read_text())
+    record_path(sample_records, catalogue()["transformers/gpt2"]).unlink()
+    merged = merge(sample_records, list(SAMPLE), document, ["transformers/gpt2"])
+    gpt2 = next(m for m in merged["models"] if m["model"] == "gpt2")
+    assert gpt2["status"] == "not surveyed" and merged["missing"] == 1
+    with pytest.raises(ValueError, match="give both kept"):
+        merge(sample_records, list(SAMPLE), document)
+
+
+def test_a_model_the_catalogue_skips_is_listed_with_its_reason_and_not_missing(tmp_path) -> None:
+    skipped = next(e for e in catalogue().values() if e.skip)
+    merged = merge(tmp_path, [skipped.key])
+    assert merged["missing"] == 0 and merged["models"][0]["reason"] == skipped.skip

@@ -160,6 +160,12 @@ CAUSES: tuple[Cause, ...] = (
     _cause("another input takes another path", r"^GuardError:", _BEYOND, "one-graph-per-path"),
     _cause("a list the concrete tracer made read-only", r"'immutable_list' object does not support mutation",
            _BEYOND, "a-fair-verdict-on-the-concrete-tracer", ("concrete_trace",)),
+    _cause("a call the concrete tracer handed its own objects",
+           r"expects a tensor but received <class '[\w.]*ConcreteProxy'>"
+           r"|received an invalid combination of arguments - got \([^)]*immutable_list",
+           "survey", "survey-concrete-tracer-own-objects",
+           messages=("TypeError: mark_static_address expects a tensor but received "
+                     "<class 'fxguide.tracing.concrete.ConcreteProxy'>",)),
     # a library's feature extractor
     _cause("a path the extractor's train-mode trace does not have", r"^AttributeError: 'NoneType' object has no attribute",
            "feature-extraction", "train-and-eval-can-trace-differently", ("library_route",)),

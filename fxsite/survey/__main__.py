@@ -12,7 +12,9 @@ shard is named, and makes the exit status 1.
 
 ``--timm-families`` surveys nothing: it prints the entries of
 ``fxsite.survey.catalogue.TIMM_MODELS`` for the installed timm (the smallest
-model of each family), to paste into that file after timm changes.
+model of each family), to paste into that file after timm changes;
+``--hf-types`` likewise prints ``HF_TYPES`` and ``HF_NOT_BUILT`` (every model
+type of the installed transformers, built small and run once, or the reason not).
 """
 
 from __future__ import annotations
@@ -84,12 +86,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--resume", action="store_true", help="skip the models that already have a record made by the current survey code")
     parser.add_argument("--merge-only", action="store_true", help="do not run anything: merge the records")
     parser.add_argument("--timm-families", action="store_true", help="print TIMM_MODELS for the installed timm")
+    parser.add_argument("--hf-types", action="store_true",
+                        help="print HF_TYPES and HF_NOT_BUILT for the installed transformers (minutes)")
     options = parser.parse_args(argv)
     if options.timm_families:
         from fxsite.survey.catalogue import smallest_timm_models
 
         for family, (name, params, size) in sorted(smallest_timm_models().items()):
             print(f'    "{family}": ("{name}", {params}, {size}),')
+        return 0
+
+    if options.hf_types:
+        from fxsite.survey.catalogue import hf_types
+
+        probed = hf_types()
+        print("HF_TYPES: dict[str, tuple[str, str, int, int, int]] = {")
+        print("\n".join(f"    {t!r}: {v!r}," for t, v in probed.items() if not isinstance(v, str)) + "\n}")
+        print("HF_NOT_BUILT: dict[str, str] = {")
+        print("\n".join(f"    {t!r}: {v!r}," for t, v in probed.items() if isinstance(v, str)) + "\n}")
         return 0
 
     torch_version = versions()["torch"]
@@ -118,7 +132,13 @@ def main(argv: list[str] | None = None) -> int:
                "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(start)), "pytest_exit": done.returncode}
         (folder / f"run-{int(start)}.json").write_text(json.dumps(run, indent=1) + "\n")
         print(f"survey: {selection} ran in {run['wall_seconds']:.0f} s on {options.workers} worker(s)")
-    document = merge(folder, list(SAMPLE) if options.sample else keys)
+    kept = chosen = None
+    committed = survey_path(torch_version)
+    if parts and not shard and not options.sample and not options.out and committed.exists():
+        # a --zoo or --model run: the other models keep their committed records
+        from fxsite.survey.zoo_tests import selected
+        kept, chosen = json.loads(committed.read_text()), selected(selection)
+    document = merge(folder, list(SAMPLE) if options.sample else keys, kept, chosen)
     if shard:
         document["shard"] = {"index": shard[0], "count": shard[1], "keys": keys, "all": list(catalogue())}
     default = (folder / "sample.json" if options.sample else

@@ -110,8 +110,18 @@ def write_record(folder: Path, entry: Entry, record: dict[str, Any]) -> Path:
     return path
 
 
-def merge(folder: Path, keys: list[str] | None = None) -> dict[str, Any]:
-    """The survey document for the records in ``folder`` (of the models ``keys``, or all)."""
+def merge(folder: Path, keys: list[str] | None = None, kept: dict[str, Any] | None = None,
+          selected: list[str] | None = None) -> dict[str, Any]:
+    """The survey document for the records in ``folder`` (of the models ``keys``, or all).
+
+    ``kept`` is an earlier survey document (the committed one) and ``selected`` the models this run
+    surveyed (a ``--zoo`` or ``--model`` run): a model outside ``selected`` with no record in ``folder``
+    keeps its record from ``kept``, and so do ``kept``'s runs. A selected model without a record is
+    "not surveyed", never its old record.
+    """
+    if (kept is None) != (selected is None):
+        raise ValueError("merge: give both kept (an earlier survey) and selected (the models this run surveyed), or neither")
+    previous = {f"{m['zoo']}/{m['model']}": m for m in (kept or {}).get("models", [])}
     models, missing = [], 0
     entries = catalogue()
     for entry in (entries[k] for k in keys) if keys is not None else entries.values():
@@ -119,11 +129,16 @@ def merge(folder: Path, keys: list[str] | None = None) -> dict[str, Any]:
         if path.exists():
             models.append(json.loads(path.read_text()))
             continue
-        missing += 1
+        if selected is not None and entry.key not in selected and entry.key in previous:
+            models.append(previous[entry.key])
+            continue
+        missing += not entry.skip  # a model the catalogue skips needs no run: its reason is its record
         models.append({"zoo": entry.zoo, "category": entry.category, "model": entry.name, "input": entry.shape,
                        "status": "not surveyed", "tools": {},
                        "reason": entry.skip or "no record: not run yet, or the model timed out or crashed its worker"})
     runs = [json.loads(p.read_text()) for p in sorted(folder.glob("run-*.json"))]
+    if kept:
+        runs = [run for run in kept.get("runs", []) if run not in runs] + runs
     return _document(models, runs, missing)
 
 
