@@ -623,3 +623,11 @@ def test_guarded_paths_refuses_a_graph_traced_from_another_model():
     with pytest.raises(TypeError, match="not one concrete_trace made"):
         GuardedPaths(shape_branch, fx.symbolic_trace(nn.ReLU()))
     assert GuardedPaths(data_branch, gm)(torch.ones(2)).tolist() == [2.0, 2.0]
+
+
+def test_an_attribute_read_is_an_ordinary_getattr_node_while_getattr_answers_for_the_example():
+    import builtins
+
+    gm = concrete_trace(lambda x: x * x.shape[0] if getattr(x, "keys", None) is None else x, (torch.ones(2),))
+    assert [n.target for n in gm.graph.nodes if n.op == "call_function"][0] is builtins.getattr
+    assert "fxguide" not in gm.code

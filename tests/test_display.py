@@ -143,12 +143,3 @@ def test_show_error_shows_an_expected_system_exit(capsys):
     assert capsys.readouterr().out == "SystemExit: 3\n"
     with pytest.raises(SystemExit):  # one it does not expect goes on up
         show_error(lambda: sys.exit(3), ValueError, "")
-
-
-@pytest.mark.parametrize("settings, error", [({"bogus": True}, TypeError), ({"recompiles": "yes"}, ValueError)])
-def test_torch_logs_names_itself_and_the_settings_it_takes(settings, error):
-    from fxguide.display.torch_logs import torch_logs
-
-    with pytest.raises(error, match="torch_logs: .* torch._logging.set_logs"):
-        with torch_logs(**settings):
-            pass

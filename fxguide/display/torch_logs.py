@@ -43,12 +43,7 @@ def torch_logs(**settings: object) -> Iterator[list[str]]:
                          "(the names are those of TORCH_LOGS and torch._logging.set_logs)")
     messages: list[str] = []
     collect = _Collect(messages)
-    try:
-        torch._logging.set_logs(**settings)
-    except (TypeError, ValueError) as error:  # an unknown name, or a value set_logs does not take
-        torch._logging.set_logs()
-        raise type(error)(f"torch_logs: {error}; the names and values are those of torch._logging.set_logs "
-                          "(recompiles=True, graph_breaks=True, dynamo=logging.INFO, ...)") from None
+    torch._logging.set_logs(**settings)  # raises on an unknown name
     swapped: list[tuple[logging.Logger, list[logging.Handler]]] = []
     try:
         names = sorted(n for n in logging.root.manager.loggerDict if n.startswith("torch."))

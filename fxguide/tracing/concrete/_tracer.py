@@ -42,6 +42,7 @@ _TENSOR_METHODS = ("expand", "view", "reshape", "repeat", "new_zeros", "new_ones
 #: Containers FX's own ``create_arg`` writes as they are (namedtuples too, by their ``_fields``).
 _FX_CONTAINERS = (tuple, list, dict, type(None))
 _LEAF = getattr(pytree, "treespec_leaf", pytree.LeafSpec)  # LeafSpec() is deprecated from torch 2.14
+_BUILTIN_GETATTR = builtins.getattr
 
 
 def swap_grad_mode(mode: bool) -> bool:
@@ -95,8 +96,12 @@ class ConcreteTracer(fx.Tracer):
     def proxy(self, node: fx.Node) -> fx.Proxy:
         return ConcreteProxy(node, self)
 
+    _patched_getattr: Any = None
+
     def create_node(self, kind: str, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
                     name: str | None = None, type_expr: Any | None = None) -> fx.Node:
+        if target is self._patched_getattr and target is not None:  # x.shape: FX calls `getattr`, ours while tracing
+            target = _BUILTIN_GETATTR
         node = super().create_node(kind, target, args, kwargs, name, type_expr)
         if kind != "output" and target is not _pending_guard:
             if not self._evaluating and _autocast_state() != self._autocast:
@@ -582,6 +587,7 @@ class _Interceptions:
 
         self._patch(builtins, "hasattr", hasattr_)
         self._patch(builtins, "getattr", getattr_)
+        tracer._patched_getattr = getattr_  # FX's own getattr nodes must name the builtin (see create_node)
         for owner in (torch, torch.random):
             self._patch(owner, "manual_seed", self._reseed(owner.manual_seed))
         for name in ("dir", "vars"):
