@@ -461,3 +461,173 @@ def test_decompose_keeps_the_calling_convention_and_the_output_structure():
     out = decompose(gm)(A)
     assert type(out) is dict and list(out) == ["a", "b"] and type(out["b"]) is tuple
     torch.testing.assert_close(out["a"], pair(A)["a"])
+
+
+# -- Issue 41: the remaining kinds of the tracer's promise -------------------------------
+
+
+def test_hasattr_and_getattr_answer_for_the_tensor_not_the_proxy():
+    def f(x):  # a Proxy has `keys`, `node` and `tracer`; a tensor has none of them
+        return x * 2 if hasattr(x, "keys") or getattr(x, "node", None) is not None else x + 1
+
+    x = torch.full((2,), 3.0)
+    torch.testing.assert_close(concrete_trace(f, (x,))(x), f(x))
+
+
+class _History(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.hist, self.memo, self.cfg = [], {"n": 0}, type("Cfg", (), {})()
+        self.cfg.n = 0
+
+
+@pytest.mark.parametrize("change", ["self.hist.append(1)", "self.memo['n'] += 1", "self.cfg.n += 1"])
+def test_a_change_to_a_container_or_object_the_model_holds_is_refused_and_undone(change):
+    class Changing(_History):
+        def forward(self, x):
+            exec(change, {"self": self})
+            return x * (len(self.hist) + self.memo["n"] + self.cfg.n)
+
+    model = Changing()
+    with pytest.raises(UnguardableError, match=r"cannot guard a change forward made to self\.(hist|memo|cfg)"):
+        concrete_trace(model, (torch.ones(2),))
+    assert (model.hist, model.memo, model.cfg.n) == ([], {"n": 0}, 0)
+
+
+def test_a_nested_container_is_put_back_after_tracing():
+    class Nested(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.state = [{"seen": 0}]
+
+        def forward(self, x):
+            self.state[0]["seen"] += 1
+            return x
+
+    model = Nested()
+    with pytest.raises(UnguardableError, match=r"self\.state\[0\]"):
+        concrete_trace(model, (torch.ones(2),))
+    assert model.state == [{"seen": 0}]
+
+
+def _triple_input(module, args):
+    return (args[0] * 3,)
+
+
+def _add_ten(module, args, out):
+    return out + 10
+
+
+class _PlusOne(nn.Module):
+    def forward(self, x):
+        return x + 1
+
+
+class _CallOverride(_PlusOne):
+    def __call__(self, x):
+        return super().__call__(x * 5)
+
+
+@pytest.mark.parametrize("how", ["pre-hook", "hook", "call-override", "instance-forward", "torch.nn root"])
+def test_the_model_is_traced_as_a_call_runs_it(how):
+    model = _CallOverride() if how == "call-override" else nn.ReLU() if how == "torch.nn root" else _PlusOne()
+    if how in ("pre-hook", "torch.nn root"):
+        model.register_forward_pre_hook(_triple_input)
+    if how in ("hook", "torch.nn root"):
+        model.register_forward_hook(_add_ten)
+    if how == "instance-forward":
+        model.forward = lambda x: x - 7
+    x = torch.tensor([1.0, -2.0])
+    gm = concrete_trace(model, (x,))
+    torch.testing.assert_close(gm(x), model(x))
+    torch.testing.assert_close(gm(x * 4), model(x * 4))
+
+
+def test_manual_seed_inside_forward_is_replayed_by_the_graph():
+    class Reseeding(nn.Module):
+        def forward(self, x):
+            torch.manual_seed(3)
+            return x + torch.rand_like(x)
+
+    model, x = Reseeding(), torch.zeros(4)
+    gm = concrete_trace(model, (x,))
+    torch.manual_seed(100)
+    torch.testing.assert_close(gm(x), model(x), rtol=0, atol=0)
+    gm.graph.eliminate_dead_code()  # the seeding node is impure: kept
+    gm.recompile()
+    torch.manual_seed(200)
+    torch.testing.assert_close(gm(x), model(x), rtol=0, atol=0)
+
+
+def test_a_constant_made_in_the_default_dtype_guards_the_default_dtype():
+    def f(x):
+        return x.float() + torch.full((2,), 0.1)
+
+    x = torch.ones(2, dtype=torch.int64)
+    gm = concrete_trace(f, (x,))
+    assert [(d.kind, d.value) for d in decisions(gm)] == [("value", torch.float32)]
+    torch.set_default_dtype(torch.float64)
+    try:
+        with pytest.raises(GuardError, match="was torch.float32 when traced and is torch.float64"):
+            gm(x)
+    finally:
+        torch.set_default_dtype(torch.float32)
+    torch.testing.assert_close(gm(x), f(x))
+
+
+def test_tracing_never_changes_the_caller_s_example_inputs():
+    def f(x, y):
+        x.add_(1)
+        y[0] = 5
+        return x * y
+
+    x, y = torch.ones(2), torch.zeros(2)
+    gm = concrete_trace(f, (x, y))
+    assert x.tolist() == [1.0, 1.0] and y.tolist() == [0.0, 0.0]
+    a, b = torch.ones(2), torch.zeros(2)
+    torch.testing.assert_close(gm(a, b), f(x, y))  # the graph changes its inputs as eager mode does
+    assert a.tolist() == x.tolist() and b.tolist() == y.tolist()
+
+
+def test_a_pickled_graph_keeps_its_guards_and_its_input_check():
+    import pickle
+
+    class Branchy(nn.Module):
+        def forward(self, xs):
+            with torch.no_grad():
+                y = xs[0] * 2
+            return y + xs[1] if xs[0].sum() > 0 else y
+
+    xs = [torch.ones(2), torch.ones(2)]
+    gm = pickle.loads(pickle.dumps(concrete_trace(Branchy(), (xs,))))
+    torch.testing.assert_close(gm(xs), Branchy()(xs))
+    with pytest.raises(GuardError, match="guard_inputs: the input xs .* list of 3 tensors"):
+        gm([*xs, torch.ones(2)])
+    with pytest.raises(GuardError, match="guard_"):
+        gm([-torch.ones(2), torch.ones(2)])
+    again = pickle.loads(pickle.dumps(copy.deepcopy(gm)))
+    with pytest.raises(GuardError, match="guard_inputs"):
+        again([*xs, torch.ones(2)])
+
+
+def test_guarded_paths_refuses_a_graph_traced_from_another_model():
+    def data_branch(x):
+        return x * 2 if x.sum() > 0 else x
+
+    def shape_branch(x):
+        return x * 0 if x.shape[0] == 2 else x
+
+    gm = concrete_trace(data_branch, (torch.ones(2),))
+    with pytest.raises(TypeError, match="traced from data_branch, not shape_branch"):
+        GuardedPaths(shape_branch, gm)
+    with pytest.raises(TypeError, match="not one concrete_trace made"):
+        GuardedPaths(shape_branch, fx.symbolic_trace(nn.ReLU()))
+    assert GuardedPaths(data_branch, gm)(torch.ones(2)).tolist() == [2.0, 2.0]
+
+
+def test_an_attribute_read_is_an_ordinary_getattr_node_while_getattr_answers_for_the_example():
+    import builtins
+
+    gm = concrete_trace(lambda x: x * x.shape[0] if getattr(x, "keys", None) is None else x, (torch.ones(2),))
+    assert [n.target for n in gm.graph.nodes if n.op == "call_function"][0] is builtins.getattr
+    assert "fxguide" not in gm.code

@@ -266,6 +266,48 @@ def autocast_region(self, x):  # refused
     return x + y.float()
 
 
+def has_keys(self, x):  # a Proxy has `keys` and `node`; a tensor has neither
+    return x * 2 if hasattr(x, "keys") or getattr(x, "node", None) is not None else x + 1
+
+
+def list_append(self, x):  # refused
+    self.hist.append(1)
+    return x * len(self.hist)
+
+
+def dict_update(self, x):  # refused
+    self.memo["n"] = self.memo.get("n", 0) + 1
+    return x * self.memo["n"]
+
+
+def object_attribute(self, x):  # refused
+    self.cfg.n += 1
+    return x * self.cfg.n
+
+
+def root_hooks(self, x):  # the model gets a forward pre-hook and a forward hook on its root (see build)
+    return x
+
+
+def call_override(self, x):  # the model's class overrides __call__ (see build)
+    return x
+
+
+def reseeded(self, x):
+    torch.manual_seed(7)
+    return x + torch.randint_like(x, 0, 5)
+
+
+def default_dtype(self, x):
+    return x + torch.full((1, 1), 0.5)
+
+
+def input_in_place(self, x):
+    if not x.requires_grad:
+        x.add_(1)
+    return x * 2
+
+
 def typo(self, x):  # fails in eager mode too
     return x * x.shpe[0]
 
@@ -284,17 +326,27 @@ STEPS = {
     "python-object": [python_object], "input-structure": [], "store": [proxy_leak],
     "python-attribute": [python_counter], "autocast": [autocast_region],
     "grad-mode": [no_grad_region, no_grad_method], "autograd-function": [custom_function],
+    "python-state": [list_append, dict_update, object_attribute], "root-hooks": [root_hooks],
+    "call-override": [call_override], "manual-seed": [reseeded], "default-dtype": [default_dtype],
+    "example-inputs": [input_in_place],
 }
+STEPS["hasattr"].append(has_keys)
 REFUSED = [step for q in questions.QUESTIONS if q.answer == "refused" for step in STEPS[q.name]]
 GUARDED = [step for q in questions.QUESTIONS if q.answer == "guarded" for step in STEPS[q.name]] + [
     buffer_update, buffer_rebind, set_item, rounding]
 FAILING = [typo]
 
 
+class Config:  # a plain Python object the model holds
+    def __init__(self):
+        self.n = 0
+
+
 class Generated(nn.Module):
     def __init__(self, steps):
         super().__init__()
         self.steps = list(steps)
+        self.hist, self.memo, self.cfg = [], {}, Config()
         self.register_buffer("flag", torch.tensor(1.0))
         self.register_buffer("count", torch.zeros(()))
         self.scale = torch.tensor([2.0])
@@ -314,14 +366,37 @@ class Generated(nn.Module):
         return x
 
 
+class Called(Generated):
+    def __call__(self, x, *more):
+        return super().__call__(x * 3, *more)
+
+
+def _double_first(module, args):
+    return (args[0] * 2, *args[1:])
+
+
+def _add_one(module, args, out):
+    return out + 1
+
+
+def build(steps) -> Generated:
+    """The model of these steps: some steps ask for hooks on the root, or a class overriding __call__."""
+    model = (Called if call_override in steps else Generated)(steps)
+    if root_hooks in steps:
+        model.register_forward_pre_hook(_double_first)
+        model.register_forward_hook(_add_one)
+    return model
+
+
 def state(model: Generated) -> dict:
-    """Everything a call could change: buffers, tensor attributes, Python attributes."""
+    """Everything a call could change: buffers, tensor attributes, Python attributes and containers."""
     return {"buffers": {k: v.clone() for k, v in model.named_buffers()}, "scale": model.scale.clone(),
-            "total": model.total.clone(), "calls": model.calls, "keys": sorted(vars(model))}
+            "total": model.total.clone(), "calls": model.calls, "keys": sorted(vars(model)),
+            "python": (list(model.hist), dict(model.memo), model.cfg.n)}
 
 
 def assert_same_state(a: dict, b: dict) -> None:
-    assert a["keys"] == b["keys"] and a["calls"] == b["calls"]
+    assert a["keys"] == b["keys"] and a["calls"] == b["calls"] and a["python"] == b["python"]
     for name in ("scale", "total"):
         torch.testing.assert_close(a[name], b[name], rtol=0, atol=0)
     assert a["buffers"].keys() == b["buffers"].keys()
@@ -338,10 +413,14 @@ def mutate(model: Generated, how: int) -> None:
             model.scale.neg_()
 
 
-def run(fn, x, more, grad):
+def run(fn, x, more, grad, default=torch.float32):
     try:
         with torch.set_grad_enabled(grad):
-            out = fn(x, *more)
+            torch.set_default_dtype(default)
+            try:
+                out = fn(x, *more)
+            finally:
+                torch.set_default_dtype(torch.float32)
             left = torch.is_grad_enabled()
     except GuardError:
         raise
@@ -353,12 +432,15 @@ def run(fn, x, more, grad):
 
 inputs = st.tuples(st.integers(1, 4), st.integers(1, 4), st.sampled_from([1.0, -1.0, 0.5]),
                    st.sampled_from([torch.float32, torch.float64, torch.int64]), st.booleans(), st.booleans(),
-                   st.booleans(), st.integers(0, 2))
+                   st.booleans(), st.integers(0, 2), st.sampled_from([torch.float32, torch.float32, torch.float64]))
 
 
 def make(spec) -> tuple[torch.Tensor, tuple[torch.Tensor, ...], bool]:
-    """x (rows x cols, maybe transposed in memory, maybe requiring grad), the extra inputs, the grad mode."""
-    rows, cols, sign, dtype, transposed, requires_grad, grad, extra = spec
+    """x (rows x cols, maybe transposed in memory, maybe requiring grad), the extra inputs, the grad mode.
+
+    The spec's last item, the default dtype during the call, is read by ``default_of``.
+    """
+    rows, cols, sign, dtype, transposed, requires_grad, grad, extra = spec[:8]
     x = (sign * torch.arange(1, rows * cols + 1, dtype=torch.float64)).to(dtype)
     x = x.reshape(cols, rows).t() if transposed else x.reshape(rows, cols)
     if requires_grad and dtype != torch.int64:
@@ -366,15 +448,24 @@ def make(spec) -> tuple[torch.Tensor, tuple[torch.Tensor, ...], bool]:
     return x, tuple(torch.ones(rows, cols, dtype=dtype) for _ in range(extra)), grad
 
 
+def default_of(spec) -> torch.dtype:
+    return spec[8] if len(spec) > 8 else torch.float32
+
+
 def check(steps, calls, expect_refusals=True) -> str:
     """The rule for one model and its calls; returns the outcome, raises AssertionError when it is broken."""
-    eager = Generated(steps)
+    eager = build(steps)
     traced_model = copy.deepcopy(eager)
     x0, more0, grad0 = make(calls[0][0])
+    example = x0.detach().clone()
     before = state(traced_model)
     try:
         with torch.set_grad_enabled(grad0):
-            gm = concrete_trace(traced_model, (x0, *more0))
+            torch.set_default_dtype(default_of(calls[0][0]))
+            try:
+                gm = concrete_trace(traced_model, (x0, *more0))
+            finally:
+                torch.set_default_dtype(torch.float32)
     except UnguardableError as error:
         assert expect_refusals and any(step in REFUSED for step in steps), error
         assert_same_state(state(traced_model), before)
@@ -385,14 +476,16 @@ def check(steps, calls, expect_refusals=True) -> str:
         return "failed"
     assert not (expect_refusals and any(step in REFUSED for step in steps)), "a refused construct was traced"
     assert_same_state(state(traced_model), before)  # tracing changed nothing
+    assert torch.equal(x0.detach(), example), "tracing changed the caller's example input"
     for number, (spec, how) in enumerate(calls):
         if number:
             mutate(eager, how)
             mutate(traced_model, how)
-        x, more, grad = make(spec)
-        expected = run(eager, x, more, grad)
+        x_eager, more, grad = make(spec)
+        expected = run(eager, x_eager, more, grad, default_of(spec))
+        x, more, grad = make(spec)  # a fresh input: forward may change its input in place
         try:
-            got = run(gm, x, more, grad)
+            got = run(gm, x, more, grad, default_of(spec))
         except GuardError:
             assert number, "the graph refused the very input it was traced with"
             return "guard_errors"  # a refused call may have updated state halfway: stop comparing
@@ -403,7 +496,7 @@ def check(steps, calls, expect_refusals=True) -> str:
         assert got.shape == expected.shape and got.dtype == expected.dtype, (got, expected)
         assert got.requires_grad == expected.requires_grad, "autograd: the graph's output differs in requires_grad"
         if expected.requires_grad and x.requires_grad:  # autograd is part of the promise: the same gradient
-            (want,) = torch.autograd.grad(expected.sum(), x, allow_unused=True)
+            (want,) = torch.autograd.grad(expected.sum(), x_eager, allow_unused=True)
             (have,) = torch.autograd.grad(got.sum(), x, allow_unused=True)
             assert (want is None) == (have is None) and (want is None or torch.equal(want, have)), \
                 "autograd: the gradient through the graph differs from eager mode's"
@@ -445,7 +538,8 @@ CALLS = [((2, 3, 1.0, torch.float32, False, False, True, 0), 0),
          ((2, 3, 1.0, torch.float32, False, False, False, 0), 0),
          ((4, 2, 0.5, torch.float32, False, False, True, 2), 0),
          ((1, 1, 1.0, torch.float32, False, False, True, 0), 0),
-         ((4, 4, 1.0, torch.float32, False, False, True, 0), 0)]
+         ((4, 4, 1.0, torch.float32, False, False, True, 0), 0),
+         ((2, 3, 1.0, torch.float32, False, False, True, 0, torch.float64), 0)]  # another default dtype
 
 
 def _each_call(steps, expect_refusals=True):

@@ -88,7 +88,11 @@ def test_both_tracers_that_froze_randn_of_a_fixed_shape_are_reported_as_frozen_d
 
 def test_a_capture_that_froze_a_counter_or_a_growing_list_is_reported_as_frozen_state() -> None:
     assert verdicts(Counter(), ["symbolic_trace"]) == {"symbolic_trace": "froze state from the first call"}
-    assert verdicts(History(), TRACERS) == {t: "froze state from the first call" for t in TRACERS}
+    assert verdicts(History(), ["symbolic_trace"]) == {"symbolic_trace": "froze state from the first call"}
+
+
+def test_the_concrete_tracer_refuses_a_growing_list_rather_than_freezing_it() -> None:
+    assert verdicts(History(), ["concrete_trace"]) == {"concrete_trace": "fails: UnguardableError"}
 
 
 def test_a_capture_that_keeps_the_state_change_matches_eager() -> None:

@@ -117,3 +117,29 @@ def test_torch_logs_needs_a_log_name():
     with pytest.raises(ValueError, match="say which logs"):
         with torch_logs():
             pass
+
+
+def test_a_line_break_inside_a_markdown_table_cell_stays_in_its_row():
+    from fxguide.display import markdown_table
+
+    table = str(markdown_table(["a"], [["x\ny"], ["z\r\nw"]]))
+    assert table.splitlines() == ["| a |", "|---|", "| x<br>y |", "| z<br>w |"]
+
+
+@pytest.mark.parametrize("header, rows", [(None, []), (["a"], None), ("ab", [])])
+def test_markdown_table_says_what_header_and_rows_must_be(header, rows):
+    from fxguide.display import markdown_table
+
+    with pytest.raises(TypeError, match=r"markdown_table: (header|rows) must be a list"):
+        markdown_table(header, rows)
+
+
+def test_show_error_shows_an_expected_system_exit(capsys):
+    import sys
+
+    from fxguide.display import show_error
+
+    show_error(lambda: sys.exit(3), SystemExit, "3")
+    assert capsys.readouterr().out == "SystemExit: 3\n"
+    with pytest.raises(SystemExit):  # one it does not expect goes on up
+        show_error(lambda: sys.exit(3), ValueError, "")

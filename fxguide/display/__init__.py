@@ -170,14 +170,21 @@ class MarkdownTable(str):
 def markdown_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> MarkdownTable:
     """A :class:`MarkdownTable` of ``rows`` under ``header``, every pipe inside a cell escaped.
 
+    A line break inside a cell becomes ``<br>`` (a newline would end the table's row).
+
     >>> print(markdown_table(["model", "verdict"], [["a|b", "general"]]))
     | model | verdict |
     |---|---|
     | a\\|b | general |
     """
     def line(cells: Sequence[str]) -> str:
-        return "| " + " | ".join(string("markdown_table", "a cell", c).replace("|", "\\|") for c in cells) + " |"
+        return "| " + " | ".join(string("markdown_table", "a cell", c).replace("|", "\\|").replace("\r\n", "<br>")
+                                 .replace("\n", "<br>") for c in cells) + " |"
 
+    for name, value in (("header", header), ("rows", rows)):
+        if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+            raise TypeError(f"markdown_table: {name} must be a list of {'cells' if name == 'header' else 'rows'}, "
+                            f"got {type(value).__name__}; e.g. markdown_table(['a', 'b'], [['1', '2']])")
     header = list(header)
     lines = [line(header), "|---" * len(header) + "|"] + [line(list(r)) for r in rows]
     return MarkdownTable("\n".join(lines))
@@ -212,7 +219,9 @@ def show_error(trigger, error_type: type[BaseException], starts_with: str, *, li
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             trigger()
-    except Exception as error:  # noqa: BLE001 - the point is to look at any error
+    except BaseException as error:  # noqa: BLE001 - the point is to look at any error (SystemExit included)
+        if not isinstance(error, Exception) and not isinstance(error, error_type):
+            raise  # Ctrl-C, or a SystemExit the page did not expect
         message = _ANSI.sub("", str(error))
         if type(error) is not error_type or not message.startswith(starts_with):
             raise AssertionError(f"show_error: expected {error_type.__name__}: {starts_with}..., "

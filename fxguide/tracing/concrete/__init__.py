@@ -26,16 +26,26 @@ the structure of the call's inputs, ...) is listed in
 :mod:`fxguide.tracing.concrete.questions`, with what is done with it: guarded
 (re-asked on every call), or refused while tracing with
 :class:`UnguardableError` when a graph cannot replay it (a traced value stored
-on the module, a Python attribute that ``forward`` changes, an autocast
-region, ``id()`` of a traced value, ``str()`` or ``hash()`` of a whole
-tensor). Tracing leaves the model exactly as it was: parameters, buffers and
-attributes are restored.
+on the module, a Python attribute or the contents of a list, dict or object
+that ``forward`` changes, an autocast region, ``id()`` of a traced value,
+``str()`` or ``hash()`` of a whole tensor). The model is traced as a call runs
+it: hooks on it and a ``__call__`` of its class are in the graph;
+``torch.manual_seed`` inside ``forward`` is a graph node; a constant made in
+the default dtype guards ``torch.get_default_dtype()``. Tracing leaves the
+model exactly as it was (parameters, buffers, attributes and the containers
+it holds are restored), and the caller's example inputs too.
 
 Not guarded: identity (``v is w``, which Python answers without asking the
 value), ``type(v)`` in modules other than those defining the model's
-``forward`` methods, global settings imported by name (``from torch import
-is_grad_enabled``) rather than called through their module, and state outside
-the model (global variables, random draws made at trace time).
+``forward`` methods, functions imported by name (``from torch import
+is_grad_enabled, manual_seed, zeros``) rather than called through their
+module, the stand-in's own attributes read directly (``x.node``), a change to
+the contents of an input list or dict (the graph changes its own copy, not
+the caller's), changes to the model after tracing (a hook added later), and
+state outside the model (global variables, Python's and NumPy's random
+generators, and the draws of torch's random factory functions,
+``torch.rand(x.shape)`` or ``torch.randn(2, 4)``, made once while tracing and
+constants of the graph; ``torch.rand_like(x)`` is a node and draws on every call).
 
 The package: ``_records`` (decisions, guards, the errors), ``_frames`` (whose
 code is asking), ``_proxy`` (the proxies' conversions to Python values),

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 import inspect
+import types
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -10,11 +13,17 @@ from typing import Any, Literal
 import torch
 import torch.fx as fx
 from torch import nn
+from torch.nn.modules import module as _module_globals
 from torch.utils import _pytree as pytree
 
 from fxguide.tracing.concrete._inputs import install as install_input_guard
-from fxguide.tracing.concrete._records import Decision, Guard, GuardError, RaisesGuard, _check_example, _pending_guard
-from fxguide.tracing.concrete._tracer import ConcreteTracer, _Interceptions, _ModelState
+from fxguide.tracing.concrete._proxy import _has_proxy
+from fxguide.tracing.concrete._records import (Decision, Guard, GuardError, RaisesGuard, UnguardableError,
+                                               _check_example, _holds_tensor, _pending_guard)
+from fxguide.tracing.concrete._tracer import ConcreteTracer, _Interceptions, _Kept, _ModelState
+from fxguide.tracing.concrete.questions import _OFF
+
+_UNKNOWN = object()
 
 
 # -- The public entry points -------------------------------------------------------
@@ -59,13 +68,35 @@ class _Plan:
     forward: Callable[..., Any] | None  # a stand-in with named parameters when the signature has *args/**kwargs
 
 
+def _through_call(root: Any) -> bool:
+    """Whether calling ``root`` runs more than ``type(root).forward``: hooks, a ``__call__`` override, a forward of its own."""
+    if not isinstance(root, nn.Module) or "root-call" in _OFF:
+        return False
+    hooks = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
+    return (type(root).__call__ is not nn.Module.__call__ or "forward" in vars(root)
+            or any(getattr(root, name, None) for name in hooks)
+            or any(getattr(_module_globals, f"_global{name}", None) for name in hooks))
+
+
+def _call_root(module: nn.Module, *args: Any, **kwargs: Any) -> Any:
+    """Call ``module`` as eager mode does: its hooks, its ``__call__``, its own ``forward``."""
+    return type(module).__call__(module, *args, **kwargs)
+
+
 def _plan(root: Any, bound: inspect.BoundArguments) -> _Plan:
     signature = bound.signature
     params = signature.parameters
     # A stand-in forward with only the given inputs as parameters is traced when the
-    # signature has *args/**kwargs, or an input is a container (FX flattens it).
-    variadic = any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params.values()) or any(
+    # signature has *args/**kwargs, an input is a container (FX flattens it), or calling
+    # the model runs more than its class's forward (hooks, a __call__ override).
+    through_call = _through_call(root)
+    variadic = through_call or any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params.values()) or any(
         isinstance(v, (list, tuple, dict)) for v in bound.arguments.values())
+    leading: set[str] = set()  # the inputs a call can pass by position (no parameter skipped before them)
+    for name, p in params.items():
+        if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) or name not in bound.arguments:
+            break
+        leading.add(name)
     given: dict[str, Any] = {}  # placeholder name -> example value (or container of them)
     if not variadic:
         given = dict(bound.arguments)
@@ -91,13 +122,14 @@ def _plan(root: Any, bound: inspect.BoundArguments) -> _Plan:
                     keyword.append(f"{key}={key}")
             else:
                 given[name] = value
-                if kind == inspect.Parameter.POSITIONAL_ONLY or (varargs and kind == inspect.Parameter.POSITIONAL_OR_KEYWORD):
+                if kind == inspect.Parameter.POSITIONAL_ONLY or (varargs and kind == inspect.Parameter.POSITIONAL_OR_KEYWORD) \
+                        or (through_call and name in leading):
                     positional.append(name)
                 else:
                     keyword.append(f"{name}={name}")
         names = list(given)
         is_module = isinstance(root, nn.Module)
-        original = type(root).forward if is_module else root
+        original = (_call_root if through_call else type(root).forward) if is_module else root
         head = ["self"] if is_module else []
         source = (f"def forward({', '.join(head + names)}):\n"
                   f"    return _original({', '.join(head + positional + keyword)})\n")
@@ -131,12 +163,25 @@ def _trace(root: nn.Module | Callable[..., Any], args: tuple[Any, ...], kwargs: 
     tracer = _PlannedTracer(plan)
     name = type(root).__name__ if isinstance(root, nn.Module) else getattr(root, "__name__", "function")
     state = _ModelState(root)
+    examples = _Kept()  # the caller's example inputs: tracing runs forward on them, and puts them back
+    for key, value in bound.arguments.items():
+        examples.keep(key, value)
     try:
         with _Interceptions(tracer, root):
             graph = tracer.trace(root, concrete_args=plan.concrete_args or None)
+        changed = state.python_changes() + examples.changed()
+        if changed and "python-state" not in _OFF and not (not examples.changed()
+                                                                  and _a_cache(root, bound, state, tracer)):
+            raise UnguardableError(
+                f"concrete_trace cannot guard a change forward made to {', '.join(changed[:3])} (the contents of "
+                f"a list, dict, set or Python object the model holds): the graph would hold the values of this "
+                f"one call and never change them again. Keep such state in a buffer updated in place, or trace a "
+                f"model that does not change it")
         gm = fx.GraphModule(tracer.root, graph, name if name.isidentifier() else "function")
     finally:
         state.restore()  # the traced model is left exactly as it was
+        if "example-inputs" not in _OFF:
+            examples.restore()  # and so are the caller's example inputs
     for node in gm.graph.nodes:
         if node.op == "call_function" and node.target is _pending_guard:
             decision = tracer.decisions[node.args[1]] if len(node.args) == 2 and isinstance(node.args[1], int) \
@@ -156,7 +201,50 @@ def _trace(root: nn.Module | Callable[..., Any], args: tuple[Any, ...], kwargs: 
     code = getattr(root.forward if isinstance(root, nn.Module) else root, "__code__", None)
     install_input_guard(gm, bound.signature, dict(bound.arguments),
                         (code.co_filename, code.co_firstlineno) if code else ("<unknown>", 0))
+    gm._tracer_cls = None  # unpickling re-traces the code with a plain Tracer (ours needs the example inputs)
+    _TRACED_FROM[gm] = root
     return gm
+
+
+#: The model or function each concretely traced graph was traced from (GuardedPaths checks it).
+_TRACED_FROM: weakref.WeakKeyDictionary[fx.GraphModule, Any] = weakref.WeakKeyDictionary()
+
+
+def _same_root(a: Any, b: Any) -> bool:
+    return a is b or (isinstance(a, types.MethodType) and a == b)
+
+
+def _a_cache(root: Any, bound: inspect.BoundArguments, state: _ModelState, tracer: ConcreteTracer) -> bool:
+    """Whether what forward changed in the model's Python state is a cache, filled once: called again (in eager
+    mode, on the example), forward changes nothing more. A counter or a history changes again: not a cache."""
+    for contents in state.kept.changed_contents():
+        pairs = list(contents.items()) if isinstance(contents, dict) else [(None, v) for v in contents]
+        if any(isinstance(v, fx.Proxy) and _holds_tensor(tracer.peek(v)) for v in pytree.tree_leaves(pairs)):
+            return False  # a traced tensor kept by the model: eager mode would reuse it, the graph recompute it
+        def concrete(v: Any) -> Any:
+            return tracer.peek(v) if isinstance(v, fx.Proxy) else v
+        if isinstance(contents, dict):  # a size used as a key (self.cache[n]): its value, for the call below
+            items = [(concrete(k), pytree.tree_map(concrete, v)) for k, v in contents.items()]
+            contents.clear()
+            contents.update(items)
+        elif isinstance(contents, list):
+            contents[:] = [pytree.tree_map(concrete, v) for v in contents]
+        else:
+            values = [concrete(v) for v in contents]
+            contents.clear()
+            contents.update(values)
+    again = _Kept()
+    for path, value in ((path, container) for path, container, _ in state.kept.containers):
+        again.keep(path, value, depth=1)
+    rng = torch.random.get_rng_state()
+    try:
+        with torch.no_grad():
+            root(*copy.deepcopy(bound.args), **copy.deepcopy(bound.kwargs))
+    except Exception:  # noqa: BLE001 - a forward that cannot run twice is not a cache
+        return False
+    finally:
+        torch.random.set_rng_state(rng)
+    return not again.changed()
 
 
 def _as_args(args: Any) -> tuple[Any, ...]:
@@ -245,6 +333,13 @@ class GuardedPaths(nn.Module):
             raise TypeError(f"GuardedPaths: first must be a GraphModule from concrete_trace, got {type(first).__name__}")
         if isinstance(max_paths, bool) or not isinstance(max_paths, int) or max_paths < 1:
             raise ValueError(f"GuardedPaths: max_paths must be a positive int, got {max_paths!r}")
+        traced_from = _TRACED_FROM.get(first, _UNKNOWN)
+        if traced_from is _UNKNOWN or not _same_root(traced_from, root):
+            raise TypeError(
+                "GuardedPaths: first must be the graph concrete_trace traced from root" + (
+                    f" (it was traced from {_name(traced_from)}, not {_name(root)})" if traced_from is not _UNKNOWN
+                    else " (this GraphModule is not one concrete_trace made, or a copy of one)")
+                + '; build both with concrete_trace(root, args, on_mismatch="retrace")')
         self._root = (root,)  # a tuple: the original is not registered as a submodule twice
         self.paths = nn.ModuleList([first])
         self.max_paths = max_paths

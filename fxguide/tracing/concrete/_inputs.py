@@ -133,15 +133,36 @@ def _check_inputs(module: nn.Module, args: tuple[Any, ...], kwargs: dict[str, An
 
 def _reinstall(copy: fx.GraphModule) -> None:
     copy.register_forward_pre_hook(_check_inputs, with_kwargs=True)
+    type(copy).__reduce__ = _reduce  # type: ignore[method-assign]  # each GraphModule has a class of its own
+
+
+def _reduce(gm: fx.GraphModule) -> tuple[Any, ...]:
+    # Pickling a GraphModule keeps its code and rebuilds it by tracing that code: the check of the
+    # inputs (a submodule the code does not call, and a pre-hook) must be given back afterwards.
+    rebuild, args = fx.GraphModule.__reduce__(gm)
+    return _unpickle, (rebuild, args, gm._modules.get("guard_inputs"))
+
+
+def _unpickle(rebuild: Any, args: tuple[Any, ...], guard: Any) -> fx.GraphModule:
+    gm = rebuild(*args)
+    if isinstance(guard, InputGuard):
+        _attach(gm, guard)
+    return gm  # type: ignore[no-any-return]
+
+
+def _attach(gm: fx.GraphModule, guard: InputGuard) -> None:
+    gm.add_submodule("guard_inputs", guard)
+    gm.register_forward_pre_hook(_check_inputs, with_kwargs=True)
+    gm._register_deepcopy_hook(_reinstall)
+    type(gm).__reduce__ = _reduce  # type: ignore[method-assign]
 
 
 def install(gm: fx.GraphModule, signature: inspect.Signature, traced: dict[str, Any], where: tuple[str, int]) -> None:
-    """Make ``gm`` check every call's inputs against ``traced`` before running (a forward pre-hook, kept by deepcopy)."""
+    """Make ``gm`` check every call's inputs against ``traced`` before running (a forward pre-hook, kept by
+    deepcopy and pickling)."""
     if "inputs" in _OFF:  # switched off by the property test's mutation check
         return
-    gm.add_submodule("guard_inputs", InputGuard(signature, traced, where))
-    gm.register_forward_pre_hook(_check_inputs, with_kwargs=True)
-    gm._register_deepcopy_hook(_reinstall)
+    _attach(gm, InputGuard(signature, traced, where))
 
 
 def carry(source: nn.Module, result: fx.GraphModule) -> fx.GraphModule:
@@ -152,9 +173,7 @@ def carry(source: nn.Module, result: fx.GraphModule) -> fx.GraphModule:
     """
     guard = getattr(source, "_modules", {}).get("guard_inputs")
     if isinstance(guard, InputGuard) and not isinstance(result._modules.get("guard_inputs"), InputGuard):
-        result.add_submodule("guard_inputs", guard)
-        result.register_forward_pre_hook(_check_inputs, with_kwargs=True)
-        result._register_deepcopy_hook(_reinstall)
+        _attach(result, guard)
     return result
 
 

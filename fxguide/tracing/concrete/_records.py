@@ -137,8 +137,13 @@ def _holds_tensor(value: Any) -> bool:
     return hasattr(value, "__dict__") and _holds_tensor(vars(value))
 
 
+def _as_is(value: Any) -> Any:
+    """A "value" decision's answer as it is (a named function: a pickled guard must name it)."""
+    return value
+
+
 _CONVERT: dict[str, Callable[[Any], Any]] = {
-    "branch": bool, "loop": int, "int": int, "float": float, "value": lambda v: v, "type": type,
+    "branch": bool, "loop": int, "int": int, "float": float, "value": _as_is, "type": type,
 }
 
 

@@ -9,6 +9,7 @@ import operator
 import os
 import re
 import sys
+import types
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -41,6 +42,7 @@ _TENSOR_METHODS = ("expand", "view", "reshape", "repeat", "new_zeros", "new_ones
 #: Containers FX's own ``create_arg`` writes as they are (namedtuples too, by their ``_fields``).
 _FX_CONTAINERS = (tuple, list, dict, type(None))
 _LEAF = getattr(pytree, "treespec_leaf", pytree.LeafSpec)  # LeafSpec() is deprecated from torch 2.14
+_BUILTIN_GETATTR = builtins.getattr
 
 
 def swap_grad_mode(mode: bool) -> bool:
@@ -48,6 +50,12 @@ def swap_grad_mode(mode: bool) -> bool:
     before = torch.is_grad_enabled()
     torch._C._set_grad_enabled(mode)
     return before
+
+
+@fx.node.has_side_effect
+def reseed(seed: int) -> None:
+    """Seed torch's generators (a traced ``torch.manual_seed``; marked impure, so dead-code elimination keeps it)."""
+    torch.manual_seed(seed)
 
 
 def rebuild_container(children: list[Any], spec: pytree.TreeSpec) -> Any:
@@ -88,8 +96,12 @@ class ConcreteTracer(fx.Tracer):
     def proxy(self, node: fx.Node) -> fx.Proxy:
         return ConcreteProxy(node, self)
 
+    _patched_getattr: Any = None
+
     def create_node(self, kind: str, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
                     name: str | None = None, type_expr: Any | None = None) -> fx.Node:
+        if target is self._patched_getattr and target is not None:  # x.shape: FX calls `getattr`, ours while tracing
+            target = _BUILTIN_GETATTR
         node = super().create_node(kind, target, args, kwargs, name, type_expr)
         if kind != "output" and target is not _pending_guard:
             if not self._evaluating and _autocast_state() != self._autocast:
@@ -301,6 +313,18 @@ class ConcreteTracer(fx.Tracer):
             self._decided[(node, name)] = value
         return self._decided[(node, name)]
 
+    def decide_default_dtype(self) -> None:
+        """Guard ``torch.get_default_dtype()``: a factory call made a constant in it (once per trace)."""
+        if (None, "default_dtype") in self._decided or getattr(self, "graph", None) is None:
+            return
+        node = self.create_proxy("call_function", _GET_DEFAULT_DTYPE, (), {})
+        self._record("value", node.node, self.value_of(node), "default-dtype")
+        self._decided[(None, "default_dtype")] = True
+
+    def is_leaf_module(self, m: nn.Module, module_qualified_name: str) -> bool:
+        # The root is traced through even when it is a torch.nn module (its hooks or __call__ are traced).
+        return m is not self.root and super().is_leaf_module(m, module_qualified_name)
+
     def decide_type(self, obj: fx.Proxy) -> type:
         """Answer ``isinstance``'s question with the example value's type; guarded once per value."""
         node = obj.node
@@ -318,44 +342,148 @@ def _autocast_state() -> tuple[bool, ...]:
 # -- Leaving the model as it was, and what tracing must intercept --------------------
 
 
+_MODULE_INTERNALS = frozenset(vars(nn.Module()))  # _parameters, _modules, the hook dicts, training...
+
+
+def _plain_object(value: Any) -> bool:
+    """An object of the model's own (a config, a state holder) whose attributes forward may change."""
+    return hasattr(value, "__dict__") and not isinstance(value, (nn.Module, torch.Tensor, type, types.ModuleType,
+                                                                  types.FunctionType, types.MethodType,
+                                                                  types.BuiltinFunctionType)) \
+        and not type(value).__module__.startswith(("torch", "builtins"))
+
+
+def _same_item(a: Any, b: Any) -> bool:
+    return a is b or (type(a) is type(b) and type(a) in (int, float, bool, str, bytes, complex) and a == b)
+
+
+def _same_contents(current: Any, saved: Any) -> bool:
+    if not isinstance(current, (list, dict, set)):  # a plain object: its attributes
+        current = vars(current)
+    if len(current) != len(saved):
+        return False
+    if isinstance(current, list):
+        return all(_same_item(a, b) for a, b in zip(current, saved))
+    if isinstance(current, dict):
+        return all(key in saved and _same_item(current[key], saved[key]) for key in current)
+    return {id(x) for x in current} == {id(x) for x in saved}
+
+
+class _Kept:
+    """Containers, plain objects and tensors reachable from some values, recorded to be put back.
+
+    Lists, dicts, sets and plain Python objects are recorded to ``DEPTH`` levels (a shallow copy of
+    each), tensors by a copy of their values and their ``requires_grad`` flag. :meth:`changed` names
+    the containers and objects whose contents differ now; :meth:`restore` puts everything back.
+    """
+
+    DEPTH = 4
+    LARGEST = 10_000  # objects recorded at most
+
+    def __init__(self) -> None:
+        self.containers: list[tuple[str, Any, Any]] = []  # (path, container or object, shallow copy)
+        self.tensors: dict[int, tuple[torch.Tensor, torch.Tensor, bool]] = {}
+        self._seen: set[int] = set()
+
+    def keep(self, path: str, value: Any, depth: int = DEPTH) -> None:
+        if isinstance(value, torch.Tensor):
+            if id(value) not in self.tensors and not value.is_meta:
+                try:
+                    self.tensors[id(value)] = (value, value.detach().clone(), value.requires_grad)
+                except (RuntimeError, NotImplementedError, ValueError):  # an uninitialized lazy parameter
+                    pass
+            return
+        if depth <= 0 or id(value) in self._seen or len(self._seen) > self.LARGEST:
+            return
+        if isinstance(value, (list, dict, set)):
+            self._seen.add(id(value))
+            self.containers.append((path, value, value.copy()))
+            items = list(value.items()) if isinstance(value, dict) else list(enumerate(value))
+        elif isinstance(value, tuple):
+            items = list(enumerate(value))
+        elif _plain_object(value):
+            self._seen.add(id(value))
+            self.containers.append((path, value, dict(vars(value))))
+            items = [(f".{k}", v) for k, v in vars(value).items()]
+        else:
+            return
+        for key, item in items:
+            if not isinstance(item, nn.Module):
+                self.keep(f"{path}{key}" if isinstance(key, str) and key.startswith(".") else f"{path}[{key!r}]",
+                          item, depth - 1)
+
+    def changed(self) -> list[str]:
+        """The paths of the containers and plain objects whose contents differ from the recording."""
+        return [path for path, container, saved in self.containers if not _same_contents(container, saved)]
+
+    def changed_contents(self) -> list[Any]:
+        """What the containers and plain objects that changed hold now."""
+        return [container if isinstance(container, (list, dict, set)) else vars(container)
+                for _, container, saved in self.containers if not _same_contents(container, saved)]
+
+    def restore(self) -> None:
+        for _, container, saved in self.containers:
+            if _same_contents(container, saved):
+                continue
+            if isinstance(container, list):
+                container[:] = saved
+            elif isinstance(container, (dict, set)):
+                container.clear()
+                container.update(saved)
+            else:
+                vars(container).clear()
+                vars(container).update(saved)
+        with torch.no_grad():
+            for tensor, saved, requires_grad in self.tensors.values():
+                if tensor.shape != saved.shape or tensor.dtype != saved.dtype:
+                    tensor.data = saved
+                elif not torch.equal(tensor, saved):
+                    tensor.copy_(saved)
+                if tensor.requires_grad != requires_grad and tensor.is_leaf:
+                    tensor.requires_grad_(requires_grad)
+
+
 class _ModelState:
     """A snapshot of every module's attributes and tensors, restored after tracing.
 
     Tracing runs ``forward`` for real: batch norms in training mode update their
     statistics, caches fill with proxies. Restoring puts back every tensor's
     values (in place, so a traced graph sharing them sees the same), every
-    attribute, and the contents of every dict, list and set a module holds.
+    attribute, and the contents of the lists, dicts, sets and plain Python objects a
+    module holds, to a few levels. :meth:`python_changes` names the containers and
+    objects whose contents forward changed: a graph cannot replay such a change.
     """
 
     def __init__(self, root: Any) -> None:
         modules = list(root.modules()) if isinstance(root, nn.Module) else []
+        names = {id(m): name for name, m in root.named_modules()} if modules else {}
         self.attributes = [(m, dict(m.__dict__)) for m in modules]
-        self.containers: list[tuple[Any, Any]] = []
-        self.tensors: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
-        for _, attributes in self.attributes:
-            for value in attributes.values():
-                if isinstance(value, (dict, list, set)):
-                    self.containers.append((value, copy.copy(value)))
-                    inner = value.values() if isinstance(value, dict) else value
-                    tensors = [v for v in inner if isinstance(v, torch.Tensor)]
-                else:
-                    tensors = [value] if isinstance(value, torch.Tensor) else []
-                for tensor in tensors:
-                    self.tensors.setdefault(id(tensor), (tensor, tensor.detach().clone()))
+        # nn.Module's own dicts and sets (_parameters, _buffers, hooks...): put back, never reported.
+        self.internals = [(value, value.copy()) for _, attributes in self.attributes
+                          for name, value in attributes.items()
+                          if name in _MODULE_INTERNALS and isinstance(value, (dict, set))]
+        self.kept = _Kept()
+        for module, attributes in self.attributes:
+            for tensor in (*module._parameters.values(), *module._buffers.values()):
+                if tensor is not None:
+                    self.kept.keep("", tensor)
+            prefix = "self." + (names.get(id(module)) + "." if names.get(id(module)) else "")
+            for name, value in attributes.items():
+                if name not in _MODULE_INTERNALS and not isinstance(value, nn.Module):
+                    self.kept.keep(prefix + name, value)
+
+    def python_changes(self) -> list[str]:
+        """Containers and plain objects of the model whose contents changed since the snapshot."""
+        return self.kept.changed()
 
     def restore(self) -> None:
-        for container, saved in self.containers:
-            container.clear()
-            container.update(saved) if not isinstance(container, list) else container.extend(saved)
         for module, saved in self.attributes:
             module.__dict__.clear()
             module.__dict__.update(saved)
-        with torch.no_grad():
-            for tensor, saved in self.tensors.values():
-                if tensor.shape != saved.shape or tensor.dtype != saved.dtype:
-                    tensor.data = saved
-                elif not torch.equal(tensor, saved):
-                    tensor.copy_(saved)
+        for container, copied in self.internals:
+            container.clear()
+            container.update(copied)
+        self.kept.restore()
 
 
 _INHERITED = object()
@@ -367,6 +495,7 @@ def eager_is_fx_tracing() -> bool:
 
 
 _ORIGINAL_IS_FX_TRACING = fx._symbolic_trace.is_fx_tracing
+_GET_DEFAULT_DTYPE = torch.get_default_dtype
 _CONCRETE_TRACES: list[Any] = []  # the tracers running now (is_fx_tracing() is True for them)
 
 #: Global settings and tracing predicates the model's code may ask: (owner, name, the function
@@ -437,6 +566,30 @@ class _Interceptions:
             return original_id(obj)
 
         self._patch(builtins, "id", id_)
+        original_hasattr, original_getattr = builtins.hasattr, builtins.getattr
+
+        def hasattr_(obj: Any, name: str) -> bool:
+            # Answered for the example value (guarded by its type), never by the stand-in's own
+            # attributes (a Proxy has `keys`, `node`, `tracer`: a tensor has none of them).
+            if asked(obj) and isinstance(name, str) and "hasattr" not in _OFF:
+                tracer.decide_type(obj)
+                return original_hasattr(tracer.peek(obj), name)
+            return original_hasattr(obj, name)
+
+        def getattr_(obj: Any, name: str, *default: Any) -> Any:
+            if asked(obj) and isinstance(name, str) and "hasattr" not in _OFF \
+                    and not original_hasattr(tracer.peek(obj), name):
+                tracer.decide_type(obj)
+                if default:
+                    return default[0]
+                raise AttributeError(f"{type(tracer.peek(obj)).__name__!r} object has no attribute {name!r}")
+            return original_getattr(obj, name, *default)
+
+        self._patch(builtins, "hasattr", hasattr_)
+        self._patch(builtins, "getattr", getattr_)
+        tracer._patched_getattr = getattr_  # FX's own getattr nodes must name the builtin (see create_node)
+        for owner in (torch, torch.random):
+            self._patch(owner, "manual_seed", self._reseed(owner.manual_seed))
         for name in ("dir", "vars"):
             self._patch(builtins, name, self._introspection(getattr(builtins, name), name))
         for owner, name in ((torch, "is_tensor"), (torch.overrides, "is_tensor_like")):
@@ -488,6 +641,21 @@ class _Interceptions:
                                                              (bool(mode),), {})))
 
         return set_grad_enabled
+
+    def _reseed(self, original: Callable[[int], Any]) -> Callable[[int], Any]:
+        # torch.manual_seed inside forward: a graph node seeds again on every call, as eager mode does.
+        tracer = self.tracer
+
+        def manual_seed(seed: Any) -> Any:
+            if tracer._evaluating or "rng" in _OFF or getattr(tracer, "graph", None) is None \
+                    or not _is_user_frame(sys._getframe(1)):
+                return original(seed)
+            if isinstance(seed, fx.Proxy):
+                seed = operator.index(seed)  # a guarded int decision
+            fx.Tracer.create_node(tracer, "call_function", reseed, (seed,), {})  # evaluated: seeds now too
+            return torch.default_generator
+
+        return manual_seed
 
     def _autograd_function(self, original: Any) -> Callable[..., Any]:
         # A custom torch.autograd.Function called on traced values: the graph would hold its forward's
@@ -598,12 +766,17 @@ class _Interceptions:
             return a
 
         def call(*args: Any, **kwargs: Any) -> Any:
-            if tracer._evaluating or not _has_proxy((args, kwargs)):
+            if tracer._evaluating:
                 return original(*args, **kwargs)
-            args, kwargs = pytree.tree_map(size, (args, kwargs))
-            if _has_proxy((args, kwargs)):  # a traced tensor among the arguments: one recorded call
-                return tracer.create_proxy(op, method or original, args, kwargs)
-            return original(*args, **kwargs)
+            if _has_proxy((args, kwargs)):
+                args, kwargs = pytree.tree_map(size, (args, kwargs))
+                if _has_proxy((args, kwargs)):  # a traced tensor among the arguments: one recorded call
+                    return tracer.create_proxy(op, method or original, args, kwargs)
+            result = original(*args, **kwargs)
+            if op == "call_function" and kwargs.get("dtype") is None and isinstance(result, torch.Tensor) \
+                    and (result.is_floating_point() or result.is_complex()) and _is_user_frame(sys._getframe(1)):
+                tracer.decide_default_dtype()  # a constant made in the default dtype: the graph keeps this one
+            return result
 
         return call
 

@@ -81,6 +81,12 @@ GUARDS: dict[str, str] = {
     "autocast": "refused: an autocast region opened inside forward",
     "grad-mode": "each change of grad mode inside forward is a graph node that makes it again on every call",
     "autograd-function": "refused: a custom torch.autograd.Function applied to a traced value",
+    "hasattr": "hasattr()/getattr() of a traced value answered for the example value, guarded by its type",
+    "python-state": "refused: the contents of a list, dict, set or Python object changed by forward",
+    "root-call": "the model is traced through its __call__: root hooks, a __call__ override, an instance forward",
+    "rng": "torch.manual_seed inside forward is a graph node that seeds again on every call",
+    "default-dtype": "a decision on torch.get_default_dtype(), re-read by the graph on every call",
+    "example-inputs": "the caller's example inputs are put back after tracing",
 }
 
 #: Every question, in the order of the table below.
@@ -117,9 +123,9 @@ QUESTIONS: list[Question] = [
     Question("type", "``type(v)``, ``type(v) is T``, ``v.__class__``, ``issubclass(type(v), T)``", "guarded",
              "type", "the example value's type"),
     Question("callable", "``callable(v)``", "guarded", "type", "answered from the example value's type"),
-    Question("hasattr", "``hasattr(v, name)``, ``getattr(v, name, default)``", "guarded", "type",
-             "answered from the example's value; an absent attribute is guarded by the value's type, a present "
-             "one is read by the graph"),
+    Question("hasattr", "``hasattr(v, name)``, ``getattr(v, name, default)``", "guarded", "hasattr",
+             "answered for the example's value, never by the stand-in's own attributes (a tensor has no "
+             "``keys``, ``node`` or ``tracer``); guarded by the value's type"),
     Question("none-attribute", "``x.grad_fn is None``, ``x.grad is None`` (an attribute whose example value is None)",
              "guarded", "attribute", "answered ``None`` and guarded to stay ``None``"),
     Question("identity", "``id(v)``", "refused", "identity",
@@ -173,6 +179,24 @@ QUESTIONS: list[Question] = [
              "the graph switches grad mode where forward did, and restores the mode it found, on every call"),
     Question("autograd-function", "``MyFunction.apply(x)``, a custom ``torch.autograd.Function``", "refused",
              "autograd-function", "its backward would be lost: the graph holds only its forward's operations"),
+    Question("python-state", "``self.hist.append(1)``, ``self.memo['n'] += 1``, ``self.cfg.count += 1`` (the "
+             "contents of a list, dict, set or Python object the model holds, changed by forward)", "refused",
+             "python-state", "the graph would hold this call's contents and never change them again; keep the "
+             "state in a buffer updated in place. A cache filled once (a second call changes nothing) is traced"),
+    Question("root-hooks", "forward pre-hooks and forward hooks on the traced model "
+             "(``model.register_forward_hook(h)``), global module hooks", "guarded", "root-call",
+             "the model is traced through its ``__call__``, so the hooks' code is in the graph (hooks added "
+             "after tracing are not)"),
+    Question("call-override", "a ``__call__`` defined by the model's class, ``model.forward = f`` on the instance",
+             "guarded", "root-call", "the model is traced as a call runs it, through ``__call__``"),
+    Question("manual-seed", "``torch.manual_seed(n)`` inside forward", "guarded", "rng",
+             "a graph node seeds again on every call, where forward did"),
+    Question("default-dtype", "``torch.zeros(2)``, ``torch.tensor([0.5])``, ``torch.full((2,), 1.0)`` without "
+             "``dtype=`` and without traced sizes (a constant made in the default dtype)", "guarded",
+             "default-dtype", "``torch.get_default_dtype()`` is re-read on every call; another default raises"),
+    Question("example-inputs", "``x.add_(1)`` on an input inside forward", "guarded", "example-inputs",
+             "tracing puts the caller's example inputs back as they were; the graph makes the change on every "
+             "call, as eager mode does"),
 ]
 
 
