@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import builtins
-import copy
 import inspect
 import operator
 import os
