@@ -24,6 +24,10 @@ import torch
 import torch.fx as fx
 from torch import nn
 
+from fxguide import requires_torch
+
+requires_torch("2.13", "Graph.create_size_node and its printed form")
+
 graph = fx.Graph()
 x = graph.placeholder("x")
 weight = graph.get_attr("weight")
