@@ -76,6 +76,16 @@ def test_names_are_resolved_through_every_import_style(uses):
     """) == {"torch.fx.wrap", "torch.fx.replace_pattern", "torch.fx.Proxy"}
 
 
+def test_a_decorator_is_a_use(uses):
+    assert uses("""
+        import torch
+
+        @torch.fx.wrap
+        def noise(x):
+            return x
+    """) == {"torch.fx.wrap"}
+
+
 def test_a_method_is_credited_to_the_class_of_its_receiver(uses):
     found = uses("""
         import torch.fx as fx

@@ -327,6 +327,8 @@ class _Uses(ast.NodeVisitor):
         return None
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        for decorator in node.decorator_list:  # @torch.fx.wrap
+            self.visit(decorator)
         saved = dict(self.types)
         for arg in node.args.posonlyargs + node.args.args + node.args.kwonlyargs:
             self._bind(ast.Name(arg.arg), self._annotation(arg.annotation))
@@ -339,6 +341,8 @@ class _Uses(ast.NodeVisitor):
     visit_AsyncFunctionDef = visit_FunctionDef
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        for decorator in node.decorator_list:
+            self.visit(decorator)
         base = None
         for expr in node.bases:
             self.visit(expr)
