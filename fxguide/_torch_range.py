@@ -2,7 +2,7 @@
 
 The guide's drift reports (``drift/torch-*/report.json`` in the repository) say which releases its
 pages, examples and tests were run on; the package declares the same range in its metadata
-(``torch>=2.11,<2.16``). A torch outside it may still import fxguide (a ``--no-deps`` install,
+(``torch>=2.9,<2.16``). A torch outside it may still import fxguide (a ``--no-deps`` install,
 a checkout on ``PYTHONPATH``): then this warning says which torch the examples need, at the
 start, instead of a missing attribute halfway through a script.
 """
@@ -13,7 +13,7 @@ import re
 import warnings
 from importlib import metadata
 
-OLDEST_CHECKED = (2, 11)
+OLDEST_CHECKED = (2, 9)
 """The oldest torch release (major, minor) the guide's checks ran on."""
 NEWEST_CHECKED = (2, 15)
 """The newest torch release (major, minor) the guide's checks ran on."""

@@ -840,9 +840,9 @@ def test_the_declared_torch_range_is_the_range_the_drift_reports_checked():
 def test_fxguide_warns_at_import_on_a_torch_it_was_not_checked_on(monkeypatch):
     from importlib import metadata
     from fxguide import _torch_range
-    monkeypatch.setattr(metadata, "version", lambda name: "2.9.1+cu130")
-    with pytest.warns(_torch_range.UncheckedTorchWarning, match=r"checked on torch 2\.11 to 2\.15, and torch "
-                                                                  r"2\.9\.1\+cu130 is installed"):
+    monkeypatch.setattr(metadata, "version", lambda name: "2.8.0+cu128")
+    with pytest.warns(_torch_range.UncheckedTorchWarning, match=r"checked on torch 2\.9 to 2\.15, and torch "
+                                                                  r"2\.8\.0\+cu128 is installed"):
         _torch_range.check_installed_torch()
     monkeypatch.setattr(metadata, "version", lambda name: "2.14.1")
     with warnings.catch_warnings():
