@@ -121,7 +121,7 @@ def test_records_are_keyed_on_the_code_that_surveys_and_nothing_else() -> None:
     # merging and rendering records, the links of causes, and fxguide's teaching modules do not
     # change what a model gives
     assert not sources & {"fxsite/survey/data.py", "fxsite/survey/causes.py", "fxguide/display/__init__.py",
-                          "fxguide/diagnose/causes.py"}
+                          "fxguide/diagnose/causes.py", "fxguide/_torch_range.py"}
 
 
 def test_resume_reruns_a_record_made_by_other_survey_code(tmp_path) -> None:

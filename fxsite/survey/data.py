@@ -53,8 +53,10 @@ def record_path(folder: Path, entry: Entry) -> Path:
     return folder / "records" / f"{entry.zoo}__{entry.name}.json"
 
 
-# Imported by the runner, but deciding only which guide section a failure links to, not the record.
-_LINKS_ONLY = {ROOT / "fxguide" / "diagnose" / "causes.py"}
+# Imported by the runner, but deciding nothing a record holds: which guide section a failure links to,
+# and the range of torch releases fxguide declares (a warning at import; a change of it would otherwise
+# mark every record stale).
+_LINKS_ONLY = {ROOT / "fxguide" / "diagnose" / "causes.py", ROOT / "fxguide" / "_torch_range.py"}
 
 
 def survey_sources() -> list[Path]:
