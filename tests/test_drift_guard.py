@@ -705,7 +705,7 @@ def test_stream_chunks_are_joined_exactly_as_streamed():
     assert chunked[0]["text"] == "removed something:", "the notebook itself must stay unchanged"
 
 
-@pytest.mark.parametrize("installed, replaced", [("2.13.0+cpu", True), ("2.13.0", False)])
+@pytest.mark.parametrize("installed, replaced", [("2.13.0+cpu", True), ("2.13.0", False), ("2.13.0+cu130", False)])
 def test_a_local_torch_build_is_replaced_by_the_index_build_before_torchvision(tmp_path, monkeypatch, installed, replaced):
     """PyPI's torchvision loads its operators only beside PyPI's torch (a local +cpu wheel breaks nms)."""
     python = tmp_path / "python"

@@ -393,10 +393,11 @@ def _use_the_index_torch(python: Path, constraints: Path, torch_version: str, lo
     PyPI's torchvision and timm are built against PyPI's torch: beside another build
     of the same release their compiled operators do not load (``operator
     torchvision::nms does not exist``). A machine whose pip finds a local wheel first
-    gets that build; the index's one is installed in its place.
+    gets that build; the index's one is installed in its place. PyPI's own Linux builds
+    carry a CUDA tag (``2.11.0+cu130``): those are the index's build already, kept as they are.
     """
     found = _torch_version(python).stdout.strip()
-    if "+" not in found:
+    if "+" not in found or found.split("+", 1)[1].startswith("cu"):
         return
     print(f"  torch {found} is a local build: installing the package index's torch {torch_version} "
           "(the build torchvision and timm are made for)", flush=True)
