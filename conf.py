@@ -125,6 +125,9 @@ sphinx_gallery_conf = {
     # No execution-times page: sphinx-gallery's loads its table's scripts from CDNs, and
     # make bench records each example's time (fxsite/bench/results.md).
     "write_computation_times": False,
+    # gallery/index.rst lays the examples out in two parts (FX, PT2) with `.. gallery-part::`
+    # (fxsite/sphinx/thumbnails.py), each in the order of the cards listed there.
+    "minigallery_sort_order": "fxsite.sphinx.thumbnails.card_order",
 }
 
 # -- HTML -----------------------------------------------------------------------

@@ -218,3 +218,31 @@ def test_every_gallery_thumbnail_is_the_examples_own_card(site, tmp_path):
         shown = site / "_images" / f"sphx_glr_{name}_thumb.png"
         assert f"sphx_glr_{name}_thumb.png" in index
         assert shown.read_bytes() == (tmp_path / f"{name}.png").read_bytes(), f"{name}: the thumbnail is not its card"
+
+
+def test_the_gallery_index_groups_the_examples_by_part_in_the_order_of_their_cards(site):
+    """FX examples under the FX heading, PT2 ones under the PT2 heading, each once, as CARDS lists them;
+    the previous/next links walk the same order."""
+    from fxsite.sphinx.thumbnails import CARDS, PARTS
+
+    index = (site / "gallery" / "index.html").read_text()
+    sections = re.split(r'<section id="', index)[2:]  # [0]: before the page, [1]: the page's own section
+    assert len(sections) == len(PARTS), f"{len(sections)} parts on the gallery index, expected {len(PARTS)}"
+    for part, section in zip(PARTS, sections):
+        shown = re.findall(r"sphx_glr_(\w+?)_thumb\.png", section)
+        expected = [name for name, (where, _) in CARDS.items() if where == part]
+        assert shown == expected, f"{part}: {shown}"
+    order = [name for part in PARTS for name, (where, _) in CARDS.items() if where == part]
+    for before, after in zip(order, order[1:]):
+        page = (site / "gallery" / f"{before}.html").read_text()
+        assert re.search(rf'class="right-next"\s+href="{after}\.html"', page), f"{before} -> {after}"
+
+
+def test_a_gallery_part_that_names_no_part_of_the_guide_is_refused(tmp_path):
+    from fxsite.sphinx.thumbnails import part_scripts
+
+    (tmp_path / "pt2_a.py").write_text('"""A."""\n')
+    (tmp_path / "b.py").write_text('"""B."""\n')
+    assert part_scripts("PT2", tmp_path) == ["pt2_a"] and part_scripts("FX", tmp_path) == ["b"]
+    with pytest.raises(ValueError, match="must be one of FX, PT2, not 'Fx'"):
+        part_scripts("Fx", tmp_path)

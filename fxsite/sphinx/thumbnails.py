@@ -1,4 +1,5 @@
-"""The gallery's thumbnails: one picture per example, chosen for it and readable at thumbnail size.
+"""The gallery's thumbnails and its two parts: one picture per example, chosen for it and readable
+at thumbnail size, and the index grouped as the guide is (FX, then FX in PyTorch 2).
 
 sphinx-gallery makes a thumbnail from an example's first figure, or a placeholder when it has
 none: a graph drawing shrunk to 400 x 280 pixels is a sliver, and seven examples print no
@@ -6,11 +7,18 @@ figure. Each example gets instead a card made here, with matplotlib: which part 
 guide it belongs to (FX or PT2, by colour and name) and what it does, in words large enough
 to read. They are drawn after sphinx-gallery wrote its own, on every build (a few
 milliseconds each), and written over it where they differ, so a card never goes stale.
+
+sphinx-gallery groups examples only by sub-folder, and the scripts stay in ``gallery/`` so that
+``python gallery/<name>.py`` runs each one. The gallery's own ``index.rst`` therefore lays out the
+parts: each ``.. gallery-part:: FX`` expands to sphinx-gallery's ``minigallery`` of that part's
+examples, in the order of :data:`CARDS`, and a hidden table of contents in the same order (the
+previous/next links walk it).
 """
 
 from __future__ import annotations
 
 import io
+import os
 import textwrap
 from pathlib import Path
 
@@ -36,6 +44,8 @@ CARDS: dict[str, tuple[str, str]] = {
     "pt2_quantization_error_by_layer": ("PT2", "Quantization error,\nlayer by layer"),
 }
 COLOURS = {"FX": "#1f6feb", "PT2": "#ee4c2c"}
+#: The parts of the gallery, in the order the index shows them.
+PARTS = tuple(COLOURS)
 SIZE = (400, 280)  # sphinx-gallery's default thumbnail size, in pixels
 
 
@@ -87,5 +97,48 @@ def write_cards(app) -> None:
         draw_card(*card_of(script), gallery / "images" / "thumb" / f"sphx_glr_{script.stem}_thumb.png")
 
 
+def part_scripts(part: str, gallery: Path) -> list[str]:
+    """The names of the examples in ``gallery`` that belong to ``part``, in the order of :data:`CARDS`
+    (examples not listed there last, by name)."""
+    if part not in PARTS:
+        raise ValueError(f"gallery-part: the part must be one of {', '.join(PARTS)}, not {part!r}")
+    return [p.stem for p in sorted(gallery.glob("*.py"), key=card_order) if card_of(p)[0] == part]
+
+
+def card_order(path: str | Path) -> tuple[int, str]:
+    """An example's place in :data:`CARDS` (the sort key of sphinx-gallery's ``minigallery_sort_order``)."""
+    stem = Path(path).stem
+    return (list(CARDS).index(stem) if stem in CARDS else len(CARDS), stem)
+
+
+def _gallery_part_directive():
+    from docutils import statemachine
+    from sphinx.util.docutils import SphinxDirective
+
+    class GalleryPart(SphinxDirective):
+        """``.. gallery-part:: FX``: the thumbnails of that part's examples and their hidden toctree."""
+
+        required_arguments = 1
+
+        def run(self) -> list:
+            gallery = Path(self.env.app.confdir) / "gallery"
+            try:
+                names = part_scripts(self.arguments[0], gallery)
+            except ValueError as error:
+                raise self.error(str(error)) from None
+            self.env.note_dependency(__file__)  # a new card (a new example) lists it here
+            if not names:
+                raise self.error(f"gallery-part: no example of {gallery} belongs to {self.arguments[0]}")
+            # minigallery reads its paths relative to the source folder (docs/), not to this page
+            examples = os.path.relpath(gallery, self.env.app.srcdir)
+            lines = [".. minigallery::", ""] + [f"   {examples}/{name}.py" for name in names]
+            lines += ["", ".. toctree::", "   :hidden:", ""] + [f"   {name}" for name in names]
+            self.state_machine.insert_input(statemachine.string2lines("\n".join(lines)), self.get_source_info()[0])
+            return []
+
+    return GalleryPart
+
+
 def setup(app) -> None:
     app.connect("builder-inited", write_cards, priority=900)  # sphinx-gallery generates at the default 500
+    app.add_directive("gallery-part", _gallery_part_directive())
