@@ -89,7 +89,8 @@ def _cause(name: str, regex: str, page: str, anchor: str, tools: tuple[str, ...]
 # section is on it, and lists the others (tests/test_catalogue.py checks both ways). A new message: add a cause
 # here (its pattern, its section, the message as a cell of the site printed it), then its section.
 _ERRORS = "reference/errors"
-_BEYOND = "beyond"
+_CONCRETE = "concrete-tracing"
+_CAPTURE_TOOLS = "capture-tools"
 CAUSES: tuple[Cause, ...] = (
     # symbolic tracing
     _cause("control flow on a traced value", r"symbolically traced variables cannot be used as inputs to control flow",
@@ -133,7 +134,7 @@ CAUSES: tuple[Cause, ...] = (
     _cause("a decorated forward", r"co_varnames is too small", _ERRORS, "error-decorated-forward",
            messages=("ValueError: code: co_varnames is too small",)),
     _cause("a Hugging Face forward that needs its keyword arguments",
-           r"^AttributeError: 'NoneType' object has no attribute 'get'", "traceable-code",
+           r"^AttributeError: 'NoneType' object has no attribute 'get'", "past-symbolic-trace",
            "traceable-code-decorated-forward"),
     # torch.export and torch.compile
     _cause("a branch on data", r"^GuardOnDataDependentSymNode: Could not guard on data-dependent expression",
@@ -164,11 +165,11 @@ CAUSES: tuple[Cause, ...] = (
                      'ergonomic to deal with',)),
     # fxguide's concrete tracer
     _cause("an output holding the tracer's proxies", r"returns trace-time objects",
-           _BEYOND, "concrete-tracing-real-values-alongside-the-proxies"),
-    _cause("a traced value the concrete tracer cannot guard", r"^UnguardableError:", _BEYOND, "all-four-models-guarded"),
-    _cause("another input takes another path", r"^GuardError:", _BEYOND, "one-graph-per-path"),
+           _CONCRETE, "concrete-tracing-real-values-alongside-the-proxies"),
+    _cause("a traced value the concrete tracer cannot guard", r"^UnguardableError:", _CONCRETE, "all-four-models-guarded"),
+    _cause("another input takes another path", r"^GuardError:", _CONCRETE, "one-graph-per-path"),
     _cause("a list the concrete tracer made read-only", r"'immutable_list' object does not support mutation",
-           _BEYOND, "a-fair-verdict-on-the-concrete-tracer", ("concrete_trace",)),
+           _CAPTURE_TOOLS, "a-fair-verdict-on-the-concrete-tracer", ("concrete_trace",)),
     _cause("a call the concrete tracer handed its own objects",
            r"expects a tensor but received <class '[\w.]*ConcreteProxy'>"
            r"|received an invalid combination of arguments - got \([^)]*immutable_list",
@@ -318,12 +319,12 @@ CAUSES: tuple[Cause, ...] = (
 
 TOOL_SECTIONS: dict[str, Section] = {
     "symbolic_trace": Section("limitations", ""),
-    "concrete_trace": Section(_BEYOND, "concrete-tracing-real-values-alongside-the-proxies"),
+    "concrete_trace": Section(_CONCRETE, "concrete-tracing-real-values-alongside-the-proxies"),
     "library_route": Section("feature-extraction", ""),
-    "export": Section(_BEYOND, "beyond-export"),
-    "export_strict": Section(_BEYOND, "beyond-export"),
-    "export_dynamic_batch": Section(_BEYOND, "beyond-dynamic-shapes"),
-    "compile_fullgraph": Section(_BEYOND, "beyond-compile"),
+    "export": Section(_CAPTURE_TOOLS, "beyond-export"),
+    "export_strict": Section(_CAPTURE_TOOLS, "beyond-export"),
+    "export_dynamic_batch": Section(_CAPTURE_TOOLS, "beyond-dynamic-shapes"),
+    "compile_fullgraph": Section(_CAPTURE_TOOLS, "beyond-compile"),
 }
 """Each tool's own section, the one an unclassified failure of that tool points to."""
 
