@@ -189,7 +189,13 @@ ogp_image = html_baseurl + "_static/fxguide-card.png"
 ogp_image_alt = "fxguide: a guide to torch.fx, every output checked"
 ogp_description_length = 200
 # Pages that moved: old docname -> new URL (relative to the old page). Kept for good.
-redirects: dict[str, str] = {}
+# A page split in two redirects to the page that holds its opening subject; the template
+# sends an anchor that went to the other page there (its MOVED list; tests/test_site_pieces.py).
+redirects: dict[str, str] = {
+    "beyond": "concrete-tracing.html",  # split: concrete tracing | capture tools compared (issue 40)
+    "traceable-code": "real-model-code.html",  # split: real model code | past symbolic_trace (issue 40)
+}
+redirect_html_template_file = "../fxsite/sphinx/templates/moved-page.html"  # relative to docs/
 
 # Copy buttons strip Python and shell prompts and copy only the prompted lines
 # of doctest blocks (so outputs are left behind).

@@ -158,6 +158,41 @@ def test_lookup_reads_a_whole_traceback():
     assert lookup(traceback).cause.section.anchor == "error-proxy-iterated"
 
 
+# torch.export.export(strict=True) of a torchvision model quantized in eager mode, as torch 2.14.1 prints it
+# (abridged): the integer is taken by torch's own Quantize module, where no torch._check of the reader's helps.
+QUANTIZED_EXPORT = """\
+Traceback (most recent call last):
+  File "/home/me/run.py", line 12, in <module>
+    torch.export.export(model, (x,), strict=True)
+  File "/home/me/.venv/lib/python3.11/site-packages/torch/export/_trace.py", line 1073, in _export_to_torch_ir
+    gm_torch_level = dynamo_graph_capture(*args, **kwargs)
+torch._dynamo.exc.UserError: Could not extract specialized integer from data-dependent expression u0 (unhinted: u0).  (Size-like symbols: none)
+
+
+Caused by: return torch.quantize_per_tensor(  # ao/nn/quantized/modules/__init__.py:123 in forward (_dynamo/utils.py:4415 in run_node)
+For more information, run with TORCH_LOGS="dynamic"
+
+User Stack (most recent call last):
+  (snipped, see stack below for prefix)
+  File "/home/me/.venv/lib/python3.11/site-packages/torch/ao/nn/quantized/modules/__init__.py", line 123, in forward
+    return torch.quantize_per_tensor(
+"""
+
+
+def test_lookup_sends_a_quantized_modules_specialized_integer_to_the_quantized_section():
+    assert lookup(QUANTIZED_EXPORT).cause.section.path == "problems/diagnose.html#diagnose-quantized"
+    windows = QUANTIZED_EXPORT.replace("/", "\\")  # the same traceback with a Windows path
+    assert lookup(windows).cause.section.anchor == "diagnose-quantized"
+
+
+def test_lookup_keeps_the_torch_check_section_for_a_specialized_integer_from_model_code():
+    message = QUANTIZED_EXPORT.splitlines()[5]
+    assert lookup(message).cause.section.path == "pt2/export-real-models.html#export-real-check"
+    elsewhere = QUANTIZED_EXPORT.split("Caused by")[0] + '  File "/home/me/model.py", line 7, in forward\n'
+    assert lookup(elsewhere).cause.section.anchor == "export-real-check"
+    assert classify(message).section.anchor == "export-real-check"  # a diagnosis' first line alone
+
+
 def test_lookup_validates_its_text():
     with pytest.raises(ValueError, match="the text is empty"):
         lookup("  \n")

@@ -32,8 +32,14 @@ def site(built_site) -> Path:
     return built_site / "html"
 
 
+def _is_redirect(page: Path) -> bool:
+    """A page sphinx-reredirects wrote in place of a page that moved (conf.py ``redirects``)."""
+    return '<meta name="fxguide-moved"' in page.read_text(encoding="utf-8", errors="replace")[:600]
+
+
 def _pages(site: Path) -> list[Path]:
-    return sorted(p for p in site.rglob("*.html") if "_static" not in p.parts and "_sources" not in p.parts)
+    return sorted(p for p in site.rglob("*.html")
+                  if "_static" not in p.parts and "_sources" not in p.parts and not _is_redirect(p))
 
 
 def _executed_pages(site: Path) -> list[Path]:
@@ -246,3 +252,62 @@ def test_a_gallery_part_that_names_no_part_of_the_guide_is_refused(tmp_path):
     assert part_scripts("PT2", tmp_path) == ["pt2_a"] and part_scripts("FX", tmp_path) == ["b"]
     with pytest.raises(ValueError, match="must be one of FX, PT2, not 'Fx'"):
         part_scripts("Fx", tmp_path)
+
+
+# Pages split in issue 40: the old page -> the page holding its opening subject, and every id the old page
+# had (its headings' and labels' anchors, as main's build of 2026-11-27 wrote them), which a link may name.
+SPLIT_PAGES = {
+    "beyond": ("concrete-tracing.html", [
+        "beyond-symbolic-tracing", "four-models-that-ask-about-their-input", "symbolic-trace-refuses-all-four",
+        "symbolic_trace-refuses-all-four", "concrete-tracing-real-values-alongside-the-proxies",
+        "beyond-forty-lines", "the-idea-in-forty-lines", "one-graph-per-path", "all-four-models-guarded",
+        "beyond-make-fx", "make-fx-real-tensors-an-aten-graph-no-guards", "make_fx-real-tensors-an-aten-graph-no-guards",
+        "beyond-export", "torch-export-shape-guards-and-torch-cond-for-data",
+        "torchexport-shape-guards-and-torchcond-for-data", "beyond-compile", "torch-compile-graph-breaks-and-recompiles",
+        "torchcompile-graph-breaks-and-recompiles", "beyond-dynamic-shapes", "dynamic-shapes-sizes-as-symbols",
+        "torch-export-with-dim", "torchexport-with-dim", "make-fx-with-tracing-mode-symbolic",
+        "make_fx-with-tracing_modesymbolic", "which-inputs-each-capture-accepts",
+        "a-fair-verdict-on-the-concrete-tracer", "side-by-side", "which-tool-for-which-job", "what-to-remember"]),
+    "traceable-code": ("real-model-code.html", [
+        "making-real-model-code-traceable", "most-models-trace-as-they-are",
+        "a-block-with-shape-dependent-code-make-it-a-leaf-timm-mobilevit",
+        "a-helper-that-needs-an-int-wrap-the-function-timm-nest",
+        "a-wrapper-that-takes-lists-trace-the-part-that-is-a-tensor-program-torchvision-faster-r-cnn",
+        "traceable-code-export", "branches-on-shapes-inside-many-blocks-move-to-torch-export-timm-convit",
+        "branches-on-shapes-inside-many-blocks-move-to-torchexport-timm-convit", "traceable-code-decorated-forward",
+        "hugging-face-models-a-decorator-in-front-of-forward", "torch-export-with-dynamic-shapes-bert",
+        "torchexport-with-dynamic-shapes-bert", "traceable-code-export-outputs",
+        "when-export-refuses-a-cache-in-the-output-gpt-2", "fxguide-s-concrete-tracer-a-graph-of-modules",
+        "fxguides-concrete-tracer-a-graph-of-modules", "hugging-face-s-own-fx-tracer-until-transformers-4",
+        "hugging-faces-own-fx-tracer-until-transformers-4", "side-by-side", "what-to-remember"]),
+}
+
+
+def _where_the_redirect_sends(redirect: str, old: str, anchor: str) -> str:
+    """The page the redirect page's script opens for ``old.html#anchor`` (its MOVED list, else its target)."""
+    target = re.search(r'var target = "([^"]+)"', redirect)[1]
+    moved = json.loads(re.search(r"var MOVED = (\{.*?\n\});", redirect, flags=re.S)[1])
+    return next((page for page, anchors in moved.get(old, {}).items() if anchor in anchors), target)
+
+
+@pytest.mark.parametrize("old", sorted(SPLIT_PAGES))
+def test_a_split_pages_old_url_redirects_and_its_anchors_land_on_the_page_that_holds_them(site, old):
+    opening, anchors = SPLIT_PAGES[old]
+    page = site / f"{old}.html"
+    assert page.is_file(), f"{old}.html is gone: its old URL no longer answers"
+    redirect = page.read_text(encoding="utf-8")
+    assert _is_redirect(page) and f'http-equiv="refresh" content="0; url={opening}"' in redirect, redirect[:400]
+    assert _where_the_redirect_sends(redirect, old, "") == opening
+    lost = []
+    for anchor in anchors:
+        landing = _where_the_redirect_sends(redirect, old, anchor)
+        if f'id="{anchor}"' not in (site / landing).read_text(encoding="utf-8") and anchor != anchors[0]:
+            lost.append(f"#{anchor} -> {landing}")  # the old page's own title (anchors[0]) opens its successor
+    assert lost == [], "anchors of the old page that land where they are not: " + ", ".join(lost)
+
+
+def test_no_page_links_to_a_page_that_moved(site):
+    moved = "|".join(re.escape(f"{old}.html") for old in SPLIT_PAGES)
+    linking = [f"{p.relative_to(site)}" for p in _pages(site)
+               if re.search(rf'href="(?:\.\./)*(?:{moved})[#"]', p.read_text(encoding="utf-8"))]
+    assert linking == [], f"pages that still link to a moved page (through its redirect): {linking}"

@@ -14,7 +14,7 @@ from fxguide.tracing.tool_survey import MarkdownTable, Outcome, survey, survey_a
 CASES = {case.name: case for case in cases()}
 
 
-# The captures, written as the beyond page writes them: capture, keep the graphs, return the callable.
+# The captures, written as the concrete-tracing page writes them: capture, keep the graphs, return the callable.
 def with_symbolic_trace(model, x, graphs):
     graphs.append(fx.symbolic_trace(model))
     return graphs[-1]

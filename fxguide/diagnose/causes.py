@@ -54,7 +54,10 @@ class Cause:
     shows them in the cause's section, where the search finds them, and a test
     checks that each was printed by a cell of the site. ``graph_break`` is the
     id torch prints with a graph break (``GB0059``), whose page PyTorch keeps at
-    :func:`graph_break_url`.
+    :func:`graph_break_url`. ``frames``, when set, narrows the class to failures
+    whose traceback (the rest of the pasted text) holds a frame in a file whose
+    path matches it: the same message has another cause when torch's own module
+    raised it.
     """
 
     name: str
@@ -63,6 +66,7 @@ class Cause:
     tools: tuple[str, ...] = ()  # only failures of these tools (all when empty)
     messages: tuple[str, ...] = ()
     graph_break: str = ""
+    frames: re.Pattern[str] | None = None  # only failures with a traceback frame in a file matching this
 
 
 GRAPH_BREAK_SITE = "https://meta-pytorch.github.io/compile-graph-break-site/gb/"
@@ -76,15 +80,17 @@ def graph_break_url(graph_break: str) -> str:
 
 
 def _cause(name: str, regex: str, page: str, anchor: str, tools: tuple[str, ...] = (),
-           messages: tuple[str, ...] = (), graph_break: str = "") -> Cause:
-    return Cause(name, re.compile(regex), Section(page, anchor), tools, messages, graph_break)
+           messages: tuple[str, ...] = (), graph_break: str = "", frames: str = "") -> Cause:
+    return Cause(name, re.compile(regex), Section(page, anchor), tools, messages, graph_break,
+                 re.compile(frames) if frames else None)
 
 
 # The one catalogue of causes: the error index (docs/reference/errors.md) has one section for each cause whose
 # section is on it, and lists the others (tests/test_catalogue.py checks both ways). A new message: add a cause
 # here (its pattern, its section, the message as a cell of the site printed it), then its section.
 _ERRORS = "reference/errors"
-_BEYOND = "beyond"
+_CONCRETE = "concrete-tracing"
+_CAPTURE_TOOLS = "capture-tools"
 CAUSES: tuple[Cause, ...] = (
     # symbolic tracing
     _cause("control flow on a traced value", r"symbolically traced variables cannot be used as inputs to control flow",
@@ -128,7 +134,7 @@ CAUSES: tuple[Cause, ...] = (
     _cause("a decorated forward", r"co_varnames is too small", _ERRORS, "error-decorated-forward",
            messages=("ValueError: code: co_varnames is too small",)),
     _cause("a Hugging Face forward that needs its keyword arguments",
-           r"^AttributeError: 'NoneType' object has no attribute 'get'", "traceable-code",
+           r"^AttributeError: 'NoneType' object has no attribute 'get'", "past-symbolic-trace",
            "traceable-code-decorated-forward"),
     # torch.export and torch.compile
     _cause("a branch on data", r"^GuardOnDataDependentSymNode: Could not guard on data-dependent expression",
@@ -140,6 +146,10 @@ CAUSES: tuple[Cause, ...] = (
            messages=("Unsupported: Data-dependent branching",
                      "Explanation: Detected data-dependent branching (e.g. `if my_tensor.sum() > 0:`). Dynamo does "
                      "not support tracing dynamic control flow.")),
+    # torch's eager-mode quantized modules read their scale and zero point as Python numbers: no torch._check helps
+    _cause("a quantized module's scale or zero point read as a number",
+           r"Could not extract specialized integer from data-dependent", "problems/diagnose", "diagnose-quantized",
+           frames=r"ao[/\\.]nn[/\\.]quantized[/\\.]"),
     _cause("a Python number taken from tensor data", r"Could not extract specialized integer from data-dependent",
            "pt2/export-real-models", "export-real-check"),
     _cause("an eager-mode quantized model", r"quantized\.\w+PackedParamsBase .*does not have a field",
@@ -155,11 +165,11 @@ CAUSES: tuple[Cause, ...] = (
                      'ergonomic to deal with',)),
     # fxguide's concrete tracer
     _cause("an output holding the tracer's proxies", r"returns trace-time objects",
-           _BEYOND, "concrete-tracing-real-values-alongside-the-proxies"),
-    _cause("a traced value the concrete tracer cannot guard", r"^UnguardableError:", _BEYOND, "all-four-models-guarded"),
-    _cause("another input takes another path", r"^GuardError:", _BEYOND, "one-graph-per-path"),
+           _CONCRETE, "concrete-tracing-real-values-alongside-the-proxies"),
+    _cause("a traced value the concrete tracer cannot guard", r"^UnguardableError:", _CONCRETE, "all-four-models-guarded"),
+    _cause("another input takes another path", r"^GuardError:", _CONCRETE, "one-graph-per-path"),
     _cause("a list the concrete tracer made read-only", r"'immutable_list' object does not support mutation",
-           _BEYOND, "a-fair-verdict-on-the-concrete-tracer", ("concrete_trace",)),
+           _CAPTURE_TOOLS, "a-fair-verdict-on-the-concrete-tracer", ("concrete_trace",)),
     _cause("a call the concrete tracer handed its own objects",
            r"expects a tensor but received <class '[\w.]*ConcreteProxy'>"
            r"|received an invalid combination of arguments - got \([^)]*immutable_list",
@@ -309,28 +319,33 @@ CAUSES: tuple[Cause, ...] = (
 
 TOOL_SECTIONS: dict[str, Section] = {
     "symbolic_trace": Section("limitations", ""),
-    "concrete_trace": Section(_BEYOND, "concrete-tracing-real-values-alongside-the-proxies"),
+    "concrete_trace": Section(_CONCRETE, "concrete-tracing-real-values-alongside-the-proxies"),
     "library_route": Section("feature-extraction", ""),
-    "export": Section(_BEYOND, "beyond-export"),
-    "export_strict": Section(_BEYOND, "beyond-export"),
-    "export_dynamic_batch": Section(_BEYOND, "beyond-dynamic-shapes"),
-    "compile_fullgraph": Section(_BEYOND, "beyond-compile"),
+    "export": Section(_CAPTURE_TOOLS, "beyond-export"),
+    "export_strict": Section(_CAPTURE_TOOLS, "beyond-export"),
+    "export_dynamic_batch": Section(_CAPTURE_TOOLS, "beyond-dynamic-shapes"),
+    "compile_fullgraph": Section(_CAPTURE_TOOLS, "beyond-compile"),
 }
 """Each tool's own section, the one an unclassified failure of that tool points to."""
 
 
-def classify(text: str, tool: str = "") -> Cause | None:
+def classify(text: str, tool: str = "", traceback: str = "") -> Cause | None:
     """The cause class of ``tool``'s failure ``"Type: message"``, or ``None`` when no class matches.
+
+    ``traceback`` is the text around the message (a pasted traceback), read by
+    the classes that depend on where the error was raised (``Cause.frames``).
 
     >>> classify("TraceError: symbolically traced variables cannot be used as inputs to control flow").name
     'control flow on a traced value'
     >>> classify("RuntimeError: something new") is None
     True
     """
-    if not isinstance(text, str) or not isinstance(tool, str):
-        raise TypeError(f"classify: text and tool must be str, got {type(text).__name__} and {type(tool).__name__}")
+    if not isinstance(text, str) or not isinstance(tool, str) or not isinstance(traceback, str):
+        raise TypeError(f"classify: text, tool and traceback must be str, got {type(text).__name__}, "
+                        f"{type(tool).__name__} and {type(traceback).__name__}")
     for cause in CAUSES:
-        if (not cause.tools or tool in cause.tools) and cause.regex.search(text):
+        if (not cause.tools or tool in cause.tools) and cause.regex.search(text) \
+                and (cause.frames is None or cause.frames.search(traceback)):
             return cause
     return None
 

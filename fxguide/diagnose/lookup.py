@@ -60,7 +60,7 @@ def lookup(text: str) -> Match | None:
         if line.startswith("Explanation:"):  # it may quote another message (a fake tensor call quotes its cause)
             continue
         for candidate in (line, *_with_types(line)):
-            cause = classify(candidate)
+            cause = classify(candidate, traceback=text)
             if cause is not None:
                 return Match(cause, line)
     for number in _GRAPH_BREAK.findall(text):

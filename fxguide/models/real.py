@@ -106,7 +106,7 @@ def detection_model(*, seed: int = 0) -> nn.Module:
     """torchvision's smallest Faster R-CNN (MobileNetV3 backbone, 320 px), random weights.
 
     Its ``forward`` takes a *list* of images of any sizes, which is what
-    symbolic tracing cannot follow (see docs/traceable-code.md).
+    symbolic tracing cannot follow (see docs/real-model-code.md).
     """
     return torchvision_model("fasterrcnn_mobilenet_v3_large_320_fpn", weights_backbone=None, seed=seed)
 

@@ -377,7 +377,7 @@ def show_source(*objects: Callable[..., Any]) -> None:
     print("\n\n".join(parts))
 
 
-# -- the "still needed?" table of the traceable-code recipe ---------------------------
+# -- the "still needed?" table of the recipe for traceable code ----------------------
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Call a capture on a dynamic model, try it on another input, and name what happened.
 
-The "Beyond symbolic tracing" page writes one *capture* function per tool
+The "Concrete tracing" and "Capture tools compared" pages write one *capture* function per tool
 (``capture(model, example, graphs) -> callable``: capture ``model`` on
 ``example``, append the FX graphs it made to ``graphs``, return what to call).
 :func:`survey` does the bookkeeping around it: it calls the capture on the

@@ -214,8 +214,8 @@ def longest_first(pages: list[Path], srcdir: Path, results: Path = BENCH_RESULTS
     """``pages`` in the order to start them: longest first, by their time in ``make bench``'s results.
 
     Pages run as many at a time as there are cores, so a long page started last
-    makes every other core wait for it (``traceable-code.md`` is several times the
-    others). Pages the results do not know yet start first, as they may be long.
+    makes every other core wait for it (a page that builds real models takes several
+    times the others). Pages the results do not know yet start first, as they may be long.
     The order changes when a page runs, never what it shows; without readable
     results the order is the sources' own.
 

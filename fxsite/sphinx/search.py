@@ -40,7 +40,8 @@ def catalogue(srcdir: Path) -> list[dict]:
     return [{"page": cause.section.page, "anchor": cause.section.anchor,
              "title": headings.get(cause.section.anchor, cause.name) if cause.section.page == ERRORS_PAGE
              else cause.name,
-             "regex": cause.regex.pattern, "messages": list(cause.messages), "graph_break": cause.graph_break}
+             "regex": cause.regex.pattern, "messages": list(cause.messages), "graph_break": cause.graph_break,
+             "frames": cause.frames.pattern if cause.frames else ""}
             for cause in CAUSES]
 
 

@@ -102,6 +102,8 @@ const FxSearch = (() => {
     const line = query.line.replace(/^Explanation:\s*/, "Explanation: ");
     const candidates = EXCEPTION_LINE.test(line) ? [line] : [line, ...causeTypes.map((type) => `${type}: ${line}`)];
     FXGUIDE_CAUSES.forEach((cause, i) => {
+      // a cause that depends on where the error was raised needs that frame in the pasted text
+      if (cause.frames && !new RegExp(cause.frames).test(query.raw)) return;
       let score = 0;
       if (causeRegexes[i] && candidates.some((text) => causeRegexes[i].test(text))) score = 1000;
       else if (query.graphBreak && cause.graph_break === query.graphBreak) score = 990;
