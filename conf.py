@@ -128,6 +128,10 @@ sphinx_gallery_conf = {
     # gallery/index.rst lays the examples out in two parts (FX, PT2) with `.. gallery-part::`
     # (fxsite/sphinx/thumbnails.py), each in the order of the cards listed there.
     "minigallery_sort_order": "fxsite.sphinx.thumbnails.card_order",
+    "copyfile_regex": r"index\.rst$",  # the gallery's own index is copied to docs/gallery (not generated)
+    # minigallery looks names up there first (then reads its arguments as paths); no module's API
+    # pages list examples (doc_module is empty), so it holds an empty index.
+    "backreferences_dir": str(ROOT / "_build" / "gallery-backreferences"),
 }
 
 # -- HTML -----------------------------------------------------------------------
