@@ -56,7 +56,7 @@ def record_path(folder: Path, entry: Entry) -> Path:
 # Imported by the runner, but deciding nothing a record holds: which guide section a failure links to,
 # and the range of torch releases fxguide declares (a warning at import; a change of it would otherwise
 # mark every record stale).
-_LINKS_ONLY = {ROOT / "fxguide" / "diagnose" / "causes.py", ROOT / "fxguide" / "_torch_range.py"}
+_DECIDES_NO_RECORD = {ROOT / "fxguide" / "diagnose" / "causes.py", ROOT / "fxguide" / "_torch_range.py"}
 
 
 def survey_sources() -> list[Path]:
@@ -71,7 +71,7 @@ def survey_sources() -> list[Path]:
     seen: set[Path] = set()
     while todo:
         path = todo.pop()
-        if path in seen or not path.is_file() or path in _LINKS_ONLY:
+        if path in seen or not path.is_file() or path in _DECIDES_NO_RECORD:
             continue
         seen.add(path)
         for node in ast.walk(ast.parse(path.read_text())):
