@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 import timeit
 
 import pytest
@@ -631,3 +632,72 @@ def test_an_attribute_read_is_an_ordinary_getattr_node_while_getattr_answers_for
     gm = concrete_trace(lambda x: x * x.shape[0] if getattr(x, "keys", None) is None else x, (torch.ones(2),))
     assert [n.target for n in gm.graph.nodes if n.op == "call_function"][0] is builtins.getattr
     assert "fxguide" not in gm.code
+
+
+# -- objects holding traced values (a cache of tensors) -------------------------------------------------
+
+
+class Cache:  # a plain Python object, as a Hugging Face DynamicCache is one
+    def __init__(self, note: str) -> None:
+        self.note, self.layers = note, []
+
+
+class Slotted:
+    __slots__ = ("total", "label")
+
+    def __init__(self, total, label) -> None:
+        self.total, self.label = total, label
+
+
+def _cached(x):
+    cache = Cache("kept")
+    cache.layers.append({"k": x * 2, "v": (x + 1, 3)})
+    return x.sum(), cache
+
+
+def test_an_object_holding_traced_tensors_is_rebuilt_on_every_call_with_that_calls_values():
+    gm = concrete_trace(_cached, (torch.ones(2, 3),))
+    x = torch.randn(2, 3)
+    (total, cache), (total_e, cache_e) = gm(x), _cached(x)
+    assert type(cache) is Cache and cache.note == "kept" and torch.equal(total, total_e)
+    torch.testing.assert_close(cache.layers[0]["k"], cache_e.layers[0]["k"], rtol=0, atol=0)
+    torch.testing.assert_close(cache.layers[0]["v"][0], cache_e.layers[0]["v"][0], rtol=0, atol=0)
+    assert cache.layers[0]["v"][1] == 3
+    again = gm(torch.zeros(2, 3))[1]
+    assert again is not cache and again.layers is not cache.layers  # a fresh copy per call
+    assert torch.equal(cache.layers[0]["k"], x * 2), "a later call changed what an earlier call returned"
+    assert "rebuild_object" in gm.code
+
+
+def test_an_object_with_slots_holding_a_traced_tensor_is_rebuilt():
+    gm = concrete_trace(lambda x: Slotted(x.sum(), "s"), (torch.ones(3),))
+    out = gm(torch.arange(3.0))
+    assert type(out) is Slotted and out.label == "s" and torch.equal(out.total, torch.tensor(3.0))
+
+
+def test_the_same_object_returned_twice_is_one_object_in_the_graphs_output_too():
+    def twice(x):
+        cache = Cache("c")
+        cache.layers.append(x + 1)
+        return cache, cache
+    a, b = concrete_trace(twice, (torch.ones(2),))(torch.zeros(2))
+    assert a is b and torch.equal(a.layers[0], torch.ones(2))
+
+
+@pytest.mark.parametrize("build, where", [
+    (lambda x: Slotted({x.shape[0]}, "set"), "a traced value inside a set at .total"),
+    (lambda x: (lambda shared: Slotted(shared, shared))([x * 2]), "an object holding traced values reached twice (shared, or in a cycle) at .label"),
+])
+def test_an_object_a_copy_cannot_rebuild_faithfully_is_refused_naming_where(build, where):
+    with pytest.raises(UnguardableError, match=re.escape(f"cannot guard a Slotted holding traced values ({where}")):
+        concrete_trace(build, (torch.ones(2),))
+
+
+def test_with_the_rebuild_switched_off_the_graph_would_return_the_tracers_proxies():
+    from fxguide.tracing.concrete import questions
+    questions._OFF.add("rebuilt-object")
+    try:
+        gm = concrete_trace(_cached, (torch.ones(2, 3),))
+    finally:
+        questions._OFF.discard("rebuilt-object")
+    assert isinstance(gm(torch.ones(2, 3))[1].layers[0]["k"], fx.Proxy)  # the defect this rebuild removes

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import functools
 import inspect
 import operator
 import os
@@ -20,6 +21,8 @@ from torch.fx.proxy import Attribute
 from torch.utils import _pytree as pytree
 
 from fxguide.tracing.concrete._frames import _TORCH_DIR, _inside_try, _is_user_frame, _user_location
+from fxguide.tracing.concrete._objects import ObjectTemplate, Step, Unrebuildable, rebuild_object, template_of, \
+    traced_paths
 from fxguide.tracing.concrete._proxy import ConcreteAttribute, ConcreteProxy, _has_proxy
 from fxguide.tracing.concrete._records import (Decision, Kind, UnguardableError, _check_example, _holds_tensor,
                                                _pending_guard)
@@ -90,6 +93,7 @@ class ConcreteTracer(fx.Tracer):
         self._evaluating = 0
         self._decided: dict[tuple[fx.Node, str], Any] = {}
         self._autocast = _autocast_state()
+        self._originals: dict[Any, Any] = {}  # a function patched while tracing -> the function it wraps
 
     # Every proxy the base class creates is a ConcreteProxy.
     def proxy(self, node: fx.Node) -> fx.Proxy:
@@ -101,6 +105,8 @@ class ConcreteTracer(fx.Tracer):
                     name: str | None = None, type_expr: Any | None = None) -> fx.Node:
         if target is self._patched_getattr and target is not None:  # x.shape: FX calls `getattr`, ours while tracing
             target = _BUILTIN_GETATTR
+        if kind == "call_function":
+            target = self._originals.get(target, target)
         node = super().create_node(kind, target, args, kwargs, name, type_expr)
         if kind != "output" and target is not _pending_guard:
             if not self._evaluating and _autocast_state() != self._autocast:
@@ -179,9 +185,10 @@ class ConcreteTracer(fx.Tracer):
 
     _installed: list[nn.Module]
     _objects: list[Any]
+    _rebuilt: dict[int, tuple[Any, list[tuple[tuple[Step, ...], fx.Node]], fx.Node]]
 
     def trace(self, root: Any, concrete_args: dict[str, Any] | None = None) -> fx.Graph:
-        self._installed, self._objects = [], []
+        self._installed, self._objects, self._rebuilt = [], [], {}
         return super().trace(root, concrete_args)
 
     def create_arg(self, a: Any) -> Any:
@@ -196,6 +203,19 @@ class ConcreteTracer(fx.Tracer):
         try:
             return super().create_arg(a)
         except NotImplementedError:
+            if not isinstance(a, ObjectTemplate) and "rebuilt-object" not in _OFF:
+                traced = self._traced_in(a)
+                if traced:  # an object holding traced values (a cache of tensors): rebuilt by the graph
+                    held = [(path, value.node) for path, value in traced]
+                    seen = self._rebuilt.get(id(a))
+                    if seen is not None and seen[0] is a and seen[1] == held:
+                        return seen[2]  # the same object again, unchanged: the same copy, as eager shares it
+                    paths = [path for path, _ in traced]
+                    node = self.create_node("call_function", rebuild_object,
+                                            (self.create_arg(template_of(a, paths)),
+                                             self.create_arg([value for _, value in traced])), {})
+                    self._rebuilt[id(a)] = (a, held, node)
+                    return node
             # A Python object the graph needs as an argument (a helper object a model built
             # from traced sizes): kept as a constant attribute, as FX does for tensors.
             name = f"_object_constant{len(self._objects)}"
@@ -203,6 +223,17 @@ class ConcreteTracer(fx.Tracer):
             object.__setattr__(self.root, name, a) if not isinstance(self.root, nn.Module) \
                 else self.root.__dict__.__setitem__(name, a)
             return self.create_node("get_attr", name, (), {})
+
+    def _traced_in(self, obj: Any) -> list[tuple[tuple[Step, ...], Any]]:
+        """Where ``obj`` holds this trace's values; refuses an object whose copy could not hold them faithfully."""
+        try:
+            return traced_paths(obj, lambda v: isinstance(v, fx.Proxy) and v.tracer is self)
+        except Unrebuildable as error:
+            self._refuse(f"a {type(obj).__name__} holding traced values ({error})",
+                         "the graph must build a fresh copy of it on every call, and a copy cannot keep that "
+                         "structure; return (or pass) the tensors themselves, or a list, tuple or dict of them",
+                         "rebuilt-object")
+            return []
 
     def getattr(self, attr: str, attr_val: Any, parameter_proxy_cache: dict[str, Any]) -> Any:
         if self._evaluating:
@@ -514,6 +545,11 @@ _GLOBALS: tuple[tuple[Any, str, Any], ...] = (
 )
 
 
+#: Compile hints of ``torch._dynamo`` (patched when it is imported, as transformers imports it): given a traced
+#: tensor they mark the example's tensor instead. They change no value, so the graph has no node for them.
+_HINTS = ("mark_static_address", "mark_dynamic", "mark_static", "maybe_mark_dynamic")
+
+
 class _Interceptions:
     """What tracing patches while it runs, and puts back afterwards.
 
@@ -526,7 +562,11 @@ class _Interceptions:
       the example value (a guarded type), ``id()``, ``dir()`` and ``vars()`` of a traced value are refused, and ``type`` in the
       modules that define the model's ``forward`` methods answers the example value's type (guarded);
     - torch's global settings and tracing predicates (:data:`_GLOBALS`) asked by the model's code are
-      answered as in eager mode and re-asked by the graph on every call.
+      answered as in eager mode and re-asked by the graph on every call;
+    - ``torch.nn.functional``'s Python functions given traced sizes but no traced tensor
+      (``F.interpolate(constant, size=x.shape[-2:])``) get the example's sizes, guarded, as the factories do;
+    - compile hints (:data:`_HINTS`, ``torch._dynamo.mark_static_address(traced)``) mark the example's tensor
+      and add nothing to the graph: they change no value.
 
     Each replacement answers for the model's own code only (:func:`_is_user_frame`); torch keeps
     seeing proxies.
@@ -605,6 +645,19 @@ class _Interceptions:
             self._patch(torch, name, self._recorded(getattr(torch, name), "call_function"))
         for name in _TENSOR_METHODS:
             self._patch(torch.Tensor, name, self._recorded(getattr(torch.Tensor, name), "call_method", name))
+        functional = torch.nn.functional
+        for name, original in list(vars(functional).items()):
+            if isinstance(original, types.FunctionType) and not name.startswith("_") \
+                    and original.__module__ == functional.__name__:
+                wrapper = self._sized(original)
+                self.tracer._originals[wrapper] = original  # F's own dispatch records the wrapper: name the original
+                self._patch(functional, name, wrapper)
+        dynamo = sys.modules.get("torch._dynamo")
+        if dynamo is not None and "hints" not in _OFF:  # not imported: the model's code cannot have called them
+            for owner in (dynamo, sys.modules.get("torch._dynamo.decorators")):
+                for name in _HINTS:
+                    if owner is not None and callable(vars(owner).get(name)):
+                        self._patch(owner, name, self._hint(vars(owner)[name]))
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -752,17 +805,45 @@ class _Interceptions:
             namespace["type"] = answering_type
             self.injected.append((namespace, "type"))
 
-    def _recorded(self, original: Callable[..., Any], op: str, method: str = "") -> Callable[..., Any]:
+    def _size(self, a: Any) -> Any:
+        """A traced size (an int, a ``torch.Size``) as the example's value, each int a guarded decision."""
+        if type(a) in (ConcreteProxy, ConcreteAttribute) and a.tracer is self.tracer:
+            value = self.tracer.peek(a)
+            if isinstance(value, int) and not isinstance(value, bool):
+                return operator.index(a)  # a guarded int decision
+            if isinstance(value, torch.Size):
+                return tuple(operator.index(v) for v in a)
+        return a
+
+    def _sized(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        # A function of torch.nn.functional written in Python dispatches on its tensor arguments only: given
+        # traced sizes and real tensors (F.interpolate(constant, size=x.shape[-2:])) it would take its Python
+        # path on a proxy. Its sizes become the example's, guarded. With a traced tensor, it records itself.
+        tracer, size = self.tracer, self._size
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if not tracer._evaluating and _has_proxy((args, kwargs)) \
+                    and not any(isinstance(a, fx.Proxy) and _holds_tensor(tracer.peek(a))
+                                for a in pytree.tree_leaves((args, kwargs))):
+                args, kwargs = pytree.tree_map(size, (args, kwargs))
+            return original(*args, **kwargs)
+
+        functools.update_wrapper(call, original)
+        return call
+
+    def _hint(self, original: Callable[..., Any]) -> Callable[..., Any]:
         tracer = self.tracer
 
-        def size(a: Any) -> Any:
-            if type(a) in (ConcreteProxy, ConcreteAttribute):
-                value = tracer.peek(a)
-                if isinstance(value, int) and not isinstance(value, bool):
-                    return operator.index(a)  # a guarded int decision
-                if isinstance(value, torch.Size):
-                    return tuple(operator.index(v) for v in a)
-            return a
+        def hint(t: Any, *args: Any, **kwargs: Any) -> Any:
+            if isinstance(t, fx.Proxy) and t.tracer is tracer:
+                t = tracer.peek(t)  # the example's tensor gets the mark; the graph needs no node
+            return original(t, *args, **kwargs)
+
+        functools.update_wrapper(hint, original)
+        return hint
+
+    def _recorded(self, original: Callable[..., Any], op: str, method: str = "") -> Callable[..., Any]:
+        tracer, size = self.tracer, self._size
 
         def call(*args: Any, **kwargs: Any) -> Any:
             if tracer._evaluating:

@@ -87,6 +87,8 @@ GUARDS: dict[str, str] = {
     "rng": "torch.manual_seed inside forward is a graph node that seeds again on every call",
     "default-dtype": "a decision on torch.get_default_dtype(), re-read by the graph on every call",
     "example-inputs": "the caller's example inputs are put back after tracing",
+    "rebuilt-object": "an object holding traced values (a cache of tensors) is rebuilt by the graph on every call",
+    "hints": "a compile hint given a traced tensor marks the example's tensor; the graph needs no node",
 }
 
 #: Every question, in the order of the table below.
@@ -102,7 +104,7 @@ QUESTIONS: list[Question] = [
              "``operator.contains`` is a graph node; its truth is the decision"),
     Question("int", "``int(v)``, ``%d`` formatting", "guarded", "int", "the int of the example's value"),
     Question("index", "``operator.index(v)``, ``seq[v]``, ``x[:v]``, ``range(v)``, ``torch.ones(v)``, "
-             "``t.expand(v, w)``", "guarded", "int", "the index of the example's value, one decision per size"),
+             "``t.expand(v, w)``, ``F.interpolate(constant, size=x.shape[-2:])``", "guarded", "int", "the index of the example's value, one decision per size"),
     Question("len", "``len(v)``, ``len(x.shape)``", "guarded", "len", "``len`` is a graph node; its value is the decision"),
     Question("iter", "``for a in v:``, ``a, b = v``, ``list(v)``, ``next(iter(v))``, ``*v``, ``any(v)``",
              "guarded", "len", "the number of items is a loop decision; each item is a graph node"),
@@ -194,6 +196,15 @@ QUESTIONS: list[Question] = [
     Question("default-dtype", "``torch.zeros(2)``, ``torch.tensor([0.5])``, ``torch.full((2,), 1.0)`` without "
              "``dtype=`` and without traced sizes (a constant made in the default dtype)", "guarded",
              "default-dtype", "``torch.get_default_dtype()`` is re-read on every call; another default raises"),
+    Question("traced-object", "``return logits, cache`` or ``wrapped_fn(cache)``, where ``cache`` is a Python "
+             "object holding traced tensors (a Hugging Face ``DynamicCache``, a dataclass not registered with pytree)",
+             "guarded", "rebuilt-object", "the graph builds a fresh copy of the object on every call, holding that "
+             "call's tensors (the objects on the way to them are copied, the rest shared); a traced value inside a "
+             "set, or an object holding them reached twice, is refused"),
+    Question("compile-hints", "``torch._dynamo.mark_static_address(v)``, ``mark_dynamic``, ``mark_static``, "
+             "``maybe_mark_dynamic`` (when ``torch._dynamo`` is imported before tracing, as transformers imports "
+             "it)", "guarded", "hints", "the example's tensor gets the mark and the graph no node: a hint changes no "
+             "value (mark the graph's own inputs before compiling it)"),
     Question("example-inputs", "``x.add_(1)`` on an input inside forward", "guarded", "example-inputs",
              "tracing puts the caller's example inputs back as they were; the graph makes the change on every "
              "call, as eager mode does"),
