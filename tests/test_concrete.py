@@ -701,3 +701,27 @@ def test_with_the_rebuild_switched_off_the_graph_would_return_the_tracers_proxie
     finally:
         questions._OFF.discard("rebuilt-object")
     assert isinstance(gm(torch.ones(2, 3))[1].layers[0]["k"], fx.Proxy)  # the defect this rebuild removes
+
+
+_HINTED = """
+import sys, torch
+from torch import nn
+from fxguide.tracing.concrete import concrete_trace
+class StaticState(nn.Module):
+    def forward(self, x):
+        state = torch.zeros_like(x)
+        torch._dynamo.mark_static_address(state)
+        return x + state
+assert "torch._dynamo" not in sys.modules
+x = torch.randn(2, 3)
+gm = concrete_trace(StaticState(), (x,))
+print(torch.equal(gm(x), x), [n.op for n in gm.graph.nodes])
+"""
+
+
+def test_a_compile_hint_in_forward_marks_the_example_even_before_torch_dynamo_is_imported():
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-c", _HINTED], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split()[-5:] == ["True", "['placeholder',", "'call_function',", "'call_function',", "'output']"]

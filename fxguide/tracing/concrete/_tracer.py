@@ -47,6 +47,18 @@ _LEAF = getattr(pytree, "treespec_leaf", pytree.LeafSpec)  # LeafSpec() is depre
 _BUILTIN_GETATTR = builtins.getattr
 
 
+def _names_used(function: Any) -> set[str]:
+    """The global and attribute names a function's code uses, nested functions included."""
+    code = getattr(function, "__code__", None)
+    names: set[str] = set()
+    stack = [code] if code is not None else []
+    while stack:
+        code = stack.pop()
+        names.update(code.co_names)
+        stack.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+    return names
+
+
 def swap_grad_mode(mode: bool) -> bool:
     """Set grad mode to ``mode`` and return the mode it replaced (a traced ``torch.no_grad()`` region's start)."""
     before = torch.is_grad_enabled()
@@ -653,7 +665,9 @@ class _Interceptions:
                 self.tracer._originals[wrapper] = original  # F's own dispatch records the wrapper: name the original
                 self._patch(functional, name, wrapper)
         dynamo = sys.modules.get("torch._dynamo")
-        if dynamo is not None and "hints" not in _OFF:  # not imported: the model's code cannot have called them
+        if dynamo is None and any("_dynamo" in names for names in map(_names_used, self._forwards())):
+            import torch._dynamo as dynamo  # a forward names it: imported now (2 s), so that its hints are patched
+        if dynamo is not None and "hints" not in _OFF:  # not imported, and no forward names it: never called
             for owner in (dynamo, sys.modules.get("torch._dynamo.decorators")):
                 for name in _HINTS:
                     if owner is not None and callable(vars(owner).get(name)):
@@ -772,12 +786,16 @@ class _Interceptions:
 
         return predicate
 
+    def _forwards(self) -> list[Any]:
+        """The traced function, or the ``forward`` methods of every class of the model's modules."""
+        return [self.root] if not isinstance(self.root, nn.Module) else [
+            vars(cls)["forward"] for module in self.root.modules() for cls in type(module).__mro__
+            if "forward" in vars(cls)]
+
     def _inject_type(self) -> None:
         # `type` cannot be replaced in builtins (torch's own code and every metaclass use it), so
         # the modules defining the model's forward methods get a `type` that answers for the example.
-        functions = [self.root] if not isinstance(self.root, nn.Module) else [
-            vars(cls)["forward"] for module in self.root.modules() for cls in type(module).__mro__
-            if "forward" in vars(cls)]
+        functions = self._forwards()
         tracer, proxies = self.tracer, (ConcreteProxy, ConcreteAttribute)
 
         class _TypeMeta(type):
