@@ -6,6 +6,7 @@ import random
 import signal
 import time
 import types
+import warnings
 
 import numpy as np
 import pytest
@@ -459,3 +460,23 @@ def test_bad_arguments_to_diagnose_and_its_captures_say_what_was_wrong(call, err
 
 def test_the_compare_submodule_stays_reachable_from_the_package() -> None:
     assert diagnose.compare.like is like
+
+
+# -- a cause decided by where the error arose --------------------------------------------------
+
+
+class OwnNumber(nn.Module):  # the model's own code turns tensor data into a Python int
+    def forward(self, x):
+        return x * len([0] * int(x.abs().argmax()))
+
+
+def test_a_quantized_modules_specialized_integer_links_the_quantized_section_and_the_same_error_elsewhere_does_not():
+    quantized = nn.Sequential(torch.ao.nn.quantized.Quantize(scale=0.1, zero_point=0, dtype=torch.quint8),
+                              torch.ao.nn.quantized.DeQuantize())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # quantized tensors are deprecated
+        rows = [examine(model, ((torch.randn(2, 4),), {}), tools=["export_strict"])["export_strict"]
+                for model in (quantized, OwnNumber())]
+    assert all("Could not extract specialized integer" in row.error for row in rows), [r.error for r in rows]
+    assert [row.section.anchor for row in rows] == ["diagnose-quantized", "export-real-check"]
+    assert "frames" not in rows[0].record() and "frames" not in rows[0].to_dict()  # local paths stay out

@@ -48,7 +48,7 @@ from fxguide._checks import finite_number
 from fxguide.diagnose import captures
 from fxguide.diagnose.compare import Inputs, check_inputs, clone, compare_outputs, like
 from fxguide.diagnose.compare import compare as _compare
-from fxguide.diagnose.messages import describe, origin
+from fxguide.diagnose.messages import describe, frames, origin
 from fxguide.diagnose.result import FROZE_RANDOM, FROZE_STATE, NONDETERMINISTIC, TITLES, Diagnosis, ToolResult
 from fxguide.diagnose.safety import CallerState, Snapshot, ToolTimeout, time_limit
 
@@ -298,7 +298,7 @@ def run_tool(tool: str, model: nn.Module, example: Inputs, other: Inputs, eager_
                 captured, nodes = (capture or CAPTURES[tool])(model, *clone(example))
             except Exception as exc:
                 result.error_type, result.error = describe(exc)
-                result.where = origin(exc)
+                result.where, result.frames = origin(exc), frames(exc)
                 return result
             result.captured, result.nodes = True, nodes
             result.note = _decisions(captured) if tool == "concrete_trace" else ""
@@ -307,7 +307,7 @@ def run_tool(tool: str, model: nn.Module, example: Inputs, other: Inputs, eager_
             except Exception as exc:
                 result.matches = False
                 result.mismatch = "{}: {}".format(*describe(exc))
-                result.where = origin(exc)
+                result.where, result.frames = origin(exc), frames(exc)
                 return result
             admitted = getattr(captured, "fxguide_batch_range", None)
             for size, inputs, eager in more if result.matches else ():

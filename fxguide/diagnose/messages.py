@@ -120,6 +120,19 @@ def origin(exc: BaseException) -> str:
     return ""
 
 
+def frames(exc: BaseException) -> str:
+    """The files ``exc`` passed through, one ``File "..."`` line each: its traceback's and those quoted in its message.
+
+    Some causes depend on where an error arose (the same message from torch's quantized modules means
+    something else); torch.export and torch.compile quote the model's frames in the message instead.
+    """
+    if not isinstance(exc, BaseException):
+        raise TypeError(f"frames: exc must be an exception, got {type(exc).__name__}")
+    files = [f.filename for f in traceback.extract_tb(exc.__traceback__)]
+    files += [m.group(1) for m in _FILE_LINE.finditer(str(exc))]
+    return "\n".join(f'File "{name}"' for name in dict.fromkeys(files))
+
+
 def describe(exc: BaseException) -> tuple[str, str]:
     """``(type name, normalized first line)`` of an exception."""
     if not isinstance(exc, BaseException):
@@ -127,4 +140,4 @@ def describe(exc: BaseException) -> tuple[str, str]:
     return type(exc).__name__, normalize(str(exc))
 
 
-__all__ = ["describe", "normalize", "origin", "pattern", "split"]
+__all__ = ["describe", "frames", "normalize", "origin", "pattern", "split"]

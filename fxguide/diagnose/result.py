@@ -50,6 +50,7 @@ class ToolResult:
     seconds: float = 0.0
     largest_difference: float | None = None  # the largest element-wise difference from eager the comparison saw
     note: str = ""  # what else the row must say (the decisions a concrete trace's graph holds for)
+    frames: str = field(default="", repr=False)  # the files the error passed through (messages.frames), for its cause
 
     def __post_init__(self) -> None:
         if not isinstance(self.tool, str):
@@ -75,7 +76,7 @@ class ToolResult:
     def cause(self) -> Cause | None:
         """The failure's cause class, if the guide has one for it."""
         failed = self.failure
-        return classify(failed[1], self.tool) if failed else None
+        return classify(failed[1], self.tool, traceback=self.frames) if failed else None
 
     @property
     def section(self) -> Section | None:
@@ -110,14 +111,15 @@ class ToolResult:
     def record(self) -> dict[str, Any]:
         """The fields the model-zoo survey stores for a tool (no tool name, no links)."""
         data = asdict(self)
-        del data["tool"]
+        del data["tool"], data["frames"]  # local paths: they decide a link, not a record
         return data
 
     def to_dict(self) -> dict[str, Any]:
         """Everything, links included: one row of :meth:`Diagnosis.to_json`."""
         section = self.section
         cause = self.cause
-        return {**asdict(self), "ok": self.ok, "verdict": self.verdict,
+        fields = {name: value for name, value in asdict(self).items() if name != "frames"}
+        return {**fields, "ok": self.ok, "verdict": self.verdict,
                 "cause": cause.name if cause else ("unclassified" if self.failure else ""),
                 "section": section.path if section else "", "url": section.url() if section else "",
                 "local": section.local() if section else ""}
