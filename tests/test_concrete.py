@@ -685,11 +685,12 @@ def test_the_same_object_returned_twice_is_one_object_in_the_graphs_output_too()
 
 
 @pytest.mark.parametrize("build, where", [
-    (lambda x: Slotted({x.shape[0]}, "set"), "a traced value inside a set at .total"),
-    (lambda x: (lambda shared: Slotted(shared, shared))([x * 2]), "an object holding traced values reached twice (shared, or in a cycle) at .label"),
+    (lambda x: Slotted({x.shape[0]}, "set"), "a traced value is inside a set, at .total"),
+    (lambda x: (lambda shared: Slotted(shared, shared))([x * 2]),
+     "one object on the way to them is reached twice (shared, or in a cycle), at .label"),
 ])
 def test_an_object_a_copy_cannot_rebuild_faithfully_is_refused_naming_where(build, where):
-    with pytest.raises(UnguardableError, match=re.escape(f"cannot guard a Slotted holding traced values ({where}")):
+    with pytest.raises(UnguardableError, match=re.escape(f"cannot rebuild a Slotted holding traced values: {where}")):
         concrete_trace(build, (torch.ones(2),))
 
 

@@ -116,7 +116,7 @@ def traced_paths(obj: Any, traced: Callable[[Any], bool]) -> list[tuple[tuple[St
         if isinstance(value, (set, frozenset)):
             inside = any(walk(item, path + (("item", "?"),)) for item in list(value))
             if inside:
-                raise Unrebuildable(f"a traced value inside a {type(value).__name__} at {_where(path)}")
+                raise Unrebuildable(f"a traced value is inside a {type(value).__name__}, at {_where(path)}")
             return False
         if isinstance(value, (list, tuple)):
             steps = [("item", i) for i in range(len(value))]
@@ -134,8 +134,8 @@ def traced_paths(obj: Any, traced: Callable[[Any], bool]) -> list[tuple[tuple[St
     walk(obj, ())
     for key, path in reached_again:
         if holds.get(key):
-            raise Unrebuildable(f"an object holding traced values reached twice (shared, or in a cycle) at "
-                                f"{_where(path)}, so a copy would not be shared the way the original is")
+            raise Unrebuildable(f"one object on the way to them is reached twice (shared, or in a cycle), at "
+                                f"{_where(path)}, and copies would not share it as the original does")
     return found
 
 
