@@ -376,3 +376,15 @@ def test_pages_start_longest_first_by_their_bench_time(tmp_path):
                                                           docs / "pt2" / "middle.md", docs / "short.md"]
     results.write_text("not json")
     assert longest_first(sorted(pages), docs, results) == sorted(pages), "unreadable results: the sources' order"
+
+
+@pytest.mark.slow
+def test_a_setting_that_changes_only_the_html_reads_every_page_again_and_builds_without_warnings(tmp_path):
+    # Sphinx writes every page without reading it when such a setting changes, and sphinx-codeautolink then
+    # cannot match the code blocks it noted while reading: one warning per block, an error under -W.
+    site = make_site(tmp_path, "```{code-cell} python\nimport torch\n\nprint(torch.zeros(2).sum())\n```\n")
+    assert build(site, force=False).returncode == 0
+    conf = site / "conf.py"
+    conf.write_text(conf.read_text() + '\nhtml_title = "a retitled guide"\n')
+    assert {"index", "page"} <= rebuilt(site)  # rebuilt() asserts the build passed
+    assert "a retitled guide" in (site / "_build" / "html" / "page.html").read_text()

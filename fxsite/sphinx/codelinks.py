@@ -2,7 +2,7 @@
 
 sphinx-codeautolink reads every code cell, finds what each name refers to and,
 once the HTML is written, turns the name into a link to its reference entry.
-Three adjustments make it fit this site:
+These adjustments make it fit this site:
 
 - Gallery pages are left to sphinx-gallery, which already links their code
   from what each example ran (:func:`skip_gallery_pages`); both rewriting the
@@ -17,6 +17,9 @@ Three adjustments make it fit this site:
   would be rewritten without links. What it learnt of such a page in an earlier
   build comes from its cache (:func:`stored_transforms`), which it reads back
   only for ``.rst`` sources. Nothing is read or resolved when nothing is written.
+- Every page is read again when a setting that changes only the HTML changed
+  (:func:`reread_when_the_html_config_changed`): Sphinx would write every page
+  without reading it, and the links are matched with what was noted while reading.
 - What each name resolves to is remembered between builds (:func:`remember_resolutions`):
   resolving imports the name's module and follows its attributes and annotations,
   which for ``torch`` names means importing torch in Sphinx's process, about
@@ -223,6 +226,37 @@ def remember_resolutions(app: Sphinx) -> None:
     app.connect("env-updated", finish, priority=600)
 
 
+def reread_when_the_html_config_changed(app: Sphinx) -> None:
+    """Read every page again when the html builder is about to write them all.
+
+    A setting that changes only the HTML (``html_title``, a theme option) makes the html builder
+    write every page without reading it again (its ``.buildinfo`` no longer matches). sphinx-codeautolink
+    matches the code of a page to its HTML with what it noted while reading the page, so each block of
+    a page written but not read gets a "Could not match transformation" warning, an error under ``-W``.
+    Reading every page costs a parse of each; executed notebooks come from the cache. The comparison is
+    made when the builder starts: it replaces ``.buildinfo`` before the environment asks what is outdated.
+    """
+    mismatch: list[bool] = []
+
+    def compare(app: Sphinx) -> None:
+        current = getattr(app.builder, "build_info", None)
+        if current is None:  # not the html builder
+            return
+        from sphinx.builders.html._build_info import BuildInfo
+
+        try:
+            previous = BuildInfo.load(Path(app.outdir, ".buildinfo"))
+        except (OSError, ValueError):  # a first build, or a broken file: everything is read anyway
+            return
+        mismatch.append(current != previous)
+
+    def outdated(app: Sphinx, env, added: set[str], changed: set[str], removed: set[str]) -> list[str]:
+        return sorted(env.found_docs - added - changed) if mismatch and mismatch[-1] else []
+
+    app.connect("builder-inited", compare, priority=100)
+    app.connect("env-get-outdated", outdated)
+
+
 def _keep_config_picklable(app: Sphinx) -> None:
     """sphinx-codeautolink replaces the names in ``codeautolink_custom_blocks`` by the functions
     they name, in the configuration itself, which Sphinx then cannot store with the environment
@@ -237,6 +271,7 @@ def setup(app: Sphinx) -> dict:
     app.setup_extension("sphinx_codeautolink")
     app.connect("builder-inited", _keep_config_picklable, priority=600)
     app.connect("source-read", skip_gallery_pages)
+    reread_when_the_html_config_changed(app)
     link_every_written_page(app)
     remember_resolutions(app)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
