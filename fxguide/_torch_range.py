@@ -23,14 +23,19 @@ class UncheckedTorchWarning(UserWarning):
     """The installed torch is outside the releases fxguide was checked on."""
 
 
-def release(version: str) -> tuple[int, int]:
-    """``(major, minor)`` of a version string like ``2.14.1+cu130``.
+def release(version: str, parts: int = 2) -> tuple[int, ...]:
+    """The first ``parts`` numbers of a version like ``2.14.1+cu130``: ``(major, minor)`` by default.
+
+    Each number is the digits a part starts with, so a pre-release counts as its release.
 
     >>> release("2.14.1+cu130")
     (2, 14)
+    >>> release("2.15.0rc1", 3)
+    (2, 15, 0)
     """
-    major, minor = version.split("+")[0].split(".")[:2]
-    return int(major), int("".join(c for c in minor if c.isdigit()) or 0)
+    numbers = version.split("+")[0].split(".")[:parts]
+    found = tuple(int(re.match(r"\d*", number).group() or 0) for number in numbers)  # type: ignore[union-attr]
+    return found + (0,) * (parts - len(found))
 
 
 def check_installed_torch() -> None:
@@ -73,9 +78,8 @@ def requires_torch(oldest: str, why: str = "") -> None:
     if not isinstance(why, str):
         raise TypeError(f"requires_torch: why must be a string saying what older releases lack, not {type(why).__name__}")
     found = metadata.version("torch")
-    wanted = tuple(int(part) for part in oldest.split("."))
-    have = tuple(int("".join(c for c in part if c.isdigit()) or 0) for part in found.split("+")[0].split(".")[:3])
-    if have[:len(wanted)] < wanted:
+    wanted = release(oldest, oldest.count(".") + 1)
+    if release(found, len(wanted)) < wanted:
         reason = f" ({why})" if why else ""
         raise TorchTooOldError(f"this example needs torch >= {oldest}{reason}, and torch {found} is installed: "
                                f"pip install 'torch>={oldest}'")

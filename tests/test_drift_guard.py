@@ -913,6 +913,10 @@ def test_requires_torch_stops_an_older_torch_with_the_release_to_install(monkeyp
     requires_torch("2.13")
     with pytest.raises(TorchTooOldError):
         requires_torch("2.13.1")
+    monkeypatch.setattr(metadata, "version", lambda name: "2.13.0rc2")  # a pre-release counts as its release
+    requires_torch("2.13")
+    with pytest.raises(TorchTooOldError):  # not as 2.13.2, from the digits of "0rc2"
+        requires_torch("2.13.1")
 
 
 def test_a_side_environment_pins_torch_alone_so_a_release_outside_fxguides_range_installs(tmp_path, monkeypatch):
