@@ -156,16 +156,22 @@ CAUSES: tuple[Cause, ...] = (
            "problems/diagnose", "diagnose-quantized"),
     _cause("an output or input of a type export cannot flatten",
            r"which is not a known type|Encountered unrecognized type .* at (output|input)"
-           r"|is not a registered (pytree|dataclass)|No pytree flatten function|register_dataclass",
+           r"|is not a registered (pytree|dataclass)|No pytree flatten function|register_dataclass"
+           r"|inputs with type .* is not supported or pytree-flattenable|Unsupported input type",
            _ERRORS, "error-not-a-known-type",
            messages=("RuntimeError: Found <class '__main__.Box'> in output, which is not a known type. If this type "
                      'holds tensors, you need to register a pytree for it. See '
                      "https://github.com/pytorch/functorch/issues/475 for a brief explanation why. If you don't need "
                      "to register a pytree, please leave a comment explaining your use case and we'll make this more "
-                     'ergonomic to deal with',)),
+                     'ergonomic to deal with',
+                     "UserError: It looks like one of the inputs with type `<class "
+                     "'transformers.cache_utils.DynamicCache'>` is not supported or pytree-flattenable.")),
     # fxguide's concrete tracer
     _cause("an output holding the tracer's proxies", r"returns trace-time objects",
            _CONCRETE, "concrete-tracing-real-values-alongside-the-proxies"),
+    _cause("an object holding tensors given to the concrete tracer as an input",
+           r"^TypeError: concrete_trace: the example input .* is \(or holds\) a ", _CONCRETE, "concrete-traced-objects",
+           ("concrete_trace",)),
     _cause("a traced value the concrete tracer cannot guard", r"^UnguardableError:", _CONCRETE, "all-four-models-guarded"),
     _cause("another input takes another path", r"^GuardError:", _CONCRETE, "one-graph-per-path"),
     _cause("a list the concrete tracer made read-only", r"'immutable_list' object does not support mutation",
