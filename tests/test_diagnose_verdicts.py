@@ -480,3 +480,33 @@ def test_a_quantized_modules_specialized_integer_links_the_quantized_section_and
     assert all("Could not extract specialized integer" in row.error for row in rows), [r.error for r in rows]
     assert [row.section.anchor for row in rows] == ["diagnose-quantized", "export-real-check"]
     assert "frames" not in rows[0].record() and "frames" not in rows[0].to_dict()  # local paths stay out
+
+
+def test_a_decode_step_given_its_cache_is_judged_each_call_on_its_own_copy_and_each_refusal_classified(llama) -> None:
+    ids = torch.randint(0, 100, (2, 8))
+    with torch.no_grad():
+        filled = llama(ids).past_key_values  # a DynamicCache: each call appends to the one it is given
+    keys = filled.layers[0].keys.clone()
+    step = ((torch.randint(0, 100, (2, 1)),), {"past_key_values": filled})
+    result = examine(llama, step, tools=["concrete_trace", "export", "export_dynamic_batch", "compile_fullgraph"])
+    assert torch.equal(filled.layers[0].keys, keys), "the diagnosis changed the caller's cache"
+    assert result["compile_fullgraph"].verdict == "matches eager", result  # not "nondeterministic": a copy per call
+    for tool in ("export", "export_dynamic_batch"):  # the batch of 3 resizes the cache too, so it was tried
+        assert result[tool].cause.name == "an output or input of a type export cannot flatten", result[tool].error
+    assert result["concrete_trace"].cause.section.anchor == "concrete-traced-objects"
+    assert "unclassified" not in str(result)
+
+
+class Held:  # an object holding tensors, as a cache is one; not a pytree container
+    def __init__(self, tensors, note="kept"):
+        self.tensors, self.note = tensors, note
+
+
+def test_clone_and_like_copy_the_tensors_an_object_holds_and_like_resizes_them_to_the_batch() -> None:
+    held = Held([torch.ones(2, 3)])
+    (copied,), _ = clone(((held,), {}))
+    assert copied is not held and copied.tensors[0] is not held.tensors[0] and copied.note == "kept"
+    assert torch.equal(copied.tensors[0], held.tensors[0])
+    (x, other), _ = like(((torch.ones(2, 4), held), {}), seed=1, batch=5)
+    assert x.shape == (5, 4) and other.tensors[0].shape == (5, 3) and not torch.equal(other.tensors[0][:2], held.tensors[0])
+    assert held.tensors[0].shape == (2, 3) and Held([1]).tensors == clone(((Held([1]),), {}))[0][0].tensors

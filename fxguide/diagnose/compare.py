@@ -24,15 +24,17 @@ How two outputs are compared (:func:`compare_outputs`):
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import torch
 from torch.utils import _pytree as pytree
 
 from fxguide._checks import int_at_least, seed_value
+from fxguide.tracing.concrete._objects import ObjectTemplate, Unrebuildable, rebuild_object, traced_paths
 
 RTOL, ATOL = 1e-3, 1e-4
 """Each element of a float32 or float64 tensor must lie within ``ATOL + RTOL * |eager element|``."""
@@ -374,7 +376,11 @@ def like(inputs: Inputs, seed: int, batch: int | None = None) -> Inputs:
         return new.to(value.device)
 
     def top(value: Any) -> Any:
-        return vary(value, resize=True) if isinstance(value, torch.Tensor) else pytree.tree_map(vary, value)
+        if isinstance(value, torch.Tensor):
+            return vary(value, resize=True)
+        # In an object (a cache of keys and values) every tensor is per sample; in a list, the list is the batch.
+        return pytree.tree_map(lambda v: vary(v) if isinstance(v, torch.Tensor)
+                               else map_held(v, lambda t: vary(t, resize=True)), value)
 
     return tuple(top(a) for a in args), {k: top(v) for k, v in kwargs.items()}
 
@@ -389,7 +395,28 @@ def clone(inputs: Inputs) -> Inputs:
     A tensor whose elements share memory (``expand``) is copied with its layout: its storage, not every element.
     """
     args, kwargs = check_inputs("clone", inputs)
-    return pytree.tree_map(_copy, tuple(args)), pytree.tree_map(_copy, dict(kwargs))
+    def leaf(value: Any) -> Any:
+        return _copy(value) if isinstance(value, torch.Tensor) else map_held(value, _copy)
+
+    return pytree.tree_map(leaf, tuple(args)), pytree.tree_map(leaf, dict(kwargs))
+
+
+def map_held(value: Any, fn: Callable[[torch.Tensor], Any]) -> Any:
+    """A copy of ``value``, an object that is not a pytree container, with ``fn`` applied to each tensor it holds.
+
+    A Hugging Face ``DynamicCache`` passed to a decode step is such an object: the model appends to it, so
+    every call needs its own copy. Only the objects on the way to a tensor are copied (the concrete tracer's
+    :func:`~fxguide.tracing.concrete._objects.rebuild_object`). An object a copy cannot rebuild that way (one
+    reached twice) is deep-copied instead, its tensors copied as they are, without ``fn``. Anything holding
+    no tensor is returned as it is.
+    """
+    try:
+        held = traced_paths(value, lambda v: isinstance(v, torch.Tensor))
+    except Unrebuildable:
+        return copy.deepcopy(value)
+    if not held:
+        return value
+    return rebuild_object(ObjectTemplate(value, tuple(path for path, _ in held)), [fn(t) for _, t in held])
 
 
 def _copy(value: Any) -> Any:
