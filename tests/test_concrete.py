@@ -726,3 +726,9 @@ def test_a_compile_hint_in_forward_marks_the_example_even_before_torch_dynamo_is
     done = subprocess.run([sys.executable, "-c", _HINTED], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split()[-5:] == ["True", "['placeholder',", "'call_function',", "'call_function',", "'output']"]
+
+
+def test_an_input_object_holding_tensors_is_refused_with_the_way_to_pass_its_tensors():
+    with pytest.raises(TypeError, match=r"the example input 'cache' is \(or holds\) a Cache; .* Pass the tensors it "
+                                        r"holds \(a list or dict of them\) and build the object inside"):
+        concrete_trace(lambda x, cache: x + cache.layers[0], (torch.ones(2), _cached(torch.ones(2))[1]))

@@ -120,10 +120,12 @@ def _equal(a: Any, b: Any) -> bool:
 def _check_example(name: str, value: Any, caller: str = "concrete_trace") -> None:
     for leaf in pytree.tree_leaves(value):
         if not isinstance(leaf, (torch.Tensor, bool, int, float)):
+            advice = ("Pass the tensors it holds (a list or dict of them) and build the object inside the function "
+                      "you trace, so that the graph builds it on every call" if _holds_tensor(leaf) else
+                      "Bind other values before tracing, e.g. with functools.partial or a default argument")
             raise TypeError(
                 f"{caller}: the example input {name!r} is (or holds) a {type(leaf).__name__}; traced inputs "
-                f"must be torch.Tensor or bool/int/float, alone or in lists, tuples and dicts. Bind other values "
-                f"before tracing, e.g. with functools.partial or a default argument"
+                f"must be torch.Tensor or bool/int/float, alone or in lists, tuples and dicts. {advice}"
             )
 
 
