@@ -149,8 +149,3 @@ def _where(path: tuple[Step, ...]) -> str:
 def template_of(obj: Any, paths: list[tuple[Step, ...]]) -> ObjectTemplate:
     """``obj`` with the values at ``paths`` replaced by ``None`` (copies only the objects on those paths)."""
     return ObjectTemplate(rebuild_object(ObjectTemplate(obj, tuple(paths)), [None] * len(paths)), tuple(paths))
-
-
-def describe(path: tuple[Step, ...]) -> str:
-    """A path as code would write it: ``.layers[0].keys``."""
-    return _where(path)
