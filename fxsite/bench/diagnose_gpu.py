@@ -20,12 +20,19 @@ import time
 
 
 def _configs(tiny: bool) -> list[tuple[str, str, dict, str]]:
-    """(name, transformers config class, keyword arguments, dtype) for each model."""
+    """(name, transformers config class, keyword arguments, dtype) for each model.
+
+    A name starting with "decode step" is diagnosed on one new token given the ``DynamicCache``
+    that a 32-token prefill filled: the object input the diagnosis must copy for every call."""
     small = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
                  num_key_value_heads=2)
     return [
         # A TinyLlama-sized Llama at its default use_cache=True: the output holds a DynamicCache.
         ("llama-1.1b default config", "LlamaConfig",
+         small | {"vocab_size": 1000} if tiny else dict(hidden_size=2048, intermediate_size=5632, num_hidden_layers=22,
+                                                         num_attention_heads=32, num_key_value_heads=4,
+                                                         vocab_size=32000), "bfloat16"),
+        ("decode step of llama-1.1b", "LlamaConfig",
          small | {"vocab_size": 1000} if tiny else dict(hidden_size=2048, intermediate_size=5632, num_hidden_layers=22,
                                                          num_attention_heads=32, num_key_value_heads=4,
                                                          vocab_size=32000), "bfloat16"),
@@ -40,10 +47,11 @@ def _configs(tiny: bool) -> list[tuple[str, str, dict, str]]:
         # LlamaConfig's defaults are the 7 B architecture; without the cache, as issue 42 measured it.
         ("llama-7b use_cache=False", "LlamaConfig", (small | {"vocab_size": 1000} if tiny else {}) | {"use_cache": False},
          "bfloat16"),
+        ("llama-7b default config", "LlamaConfig", small | {"vocab_size": 1000} if tiny else {}, "bfloat16"),
     ]
 
 
-def _build(config_class: str, kwargs: dict, dtype: str, device: str):
+def _build(config_class: str, kwargs: dict, dtype: str, device: str, decode: bool = False):
     import torch
     import transformers
     config = getattr(transformers, config_class)(**kwargs)
@@ -57,7 +65,11 @@ def _build(config_class: str, kwargs: dict, dtype: str, device: str):
     finally:
         torch.set_default_dtype(previous)
     ids = torch.randint(0, config.vocab_size, (1, 32), device=device)
-    return model, ((ids,), {})
+    if not decode:
+        return model, ((ids,), {})
+    with torch.no_grad():
+        cache = model(ids).past_key_values
+    return model, ((torch.randint(0, config.vocab_size, (1, 1), device=device),), {"past_key_values": cache})
 
 
 def _off_by(scale: float):
@@ -86,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     for index, (name, config_class, kwargs, dtype) in enumerate(_configs(options.tiny)):
         if options.only and options.only not in name:
             continue
-        model, example = _build(config_class, kwargs, dtype, options.device)
+        model, example = _build(config_class, kwargs, dtype, options.device, name.startswith("decode step"))
         params = sum(p.numel() for p in model.parameters())
         weights = sum(p.numel() * p.element_size() for p in model.parameters())
         if cuda:
@@ -104,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
                          "largest_difference": r.largest_difference} for r in result.results}
         summary.append({"model": name, "dtype": dtype, "params": params, "seconds": round(seconds, 1),
                         "peak_beyond_weights": round(beyond, 3), "unchanged": result.unchanged, "rows": rows})
-        if cuda and "7b" in name:  # each tool alone: what the diagnosis adds beyond its hungriest tool
+        if cuda and name == "llama-7b use_cache=False":  # each tool alone: what the diagnosis adds beyond its hungriest tool
             other = like(example, 1)
             with torch.no_grad():
                 eager_other = model(*other[0], **other[1])
