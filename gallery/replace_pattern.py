@@ -70,6 +70,8 @@ for match in SubgraphMatcher(pattern_graph).match(gm.graph):
     print("matched", [n.name for n in match.returning_nodes], "with", bound)
 
 # %%
+# .. _replace-pattern-every-match:
+#
 # Replacing every match breaks the model
 # --------------------------------------
 #

@@ -510,3 +510,38 @@ def test_clone_and_like_copy_the_tensors_an_object_holds_and_like_resizes_them_t
     (x, other), _ = like(((torch.ones(2, 4), held), {}), seed=1, batch=5)
     assert x.shape == (5, 4) and other.tensors[0].shape == (5, 3) and not torch.equal(other.tensors[0][:2], held.tensors[0])
     assert held.tensors[0].shape == (2, 3) and Held([1]).tensors == clone(((Held([1]),), {}))[0][0].tensors
+
+
+class Shifted(nn.Module):  # its second input has no batch dimension
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor, shift: torch.Tensor) -> torch.Tensor:
+        return self.linear(x) + shift
+
+
+def test_a_dynamic_batch_row_not_tried_for_an_unbatched_input_links_the_batch_section_and_batch_lets_it_run() -> None:
+    shift = torch.randn(4)
+    example = ((torch.randn(2, 4), shift), {})
+    row = examine(Shifted(), example, tools=["export_dynamic_batch"])["export_dynamic_batch"]
+    assert row.verdict == "not tried" and row.error.startswith("eager fails on a batch of 3: RuntimeError: ")
+    assert row.section.anchor == "diagnose-batch", row.cause
+
+    def batch(size: int, seed: int):
+        return (torch.randn(size, 4, generator=torch.Generator().manual_seed(seed)), shift), {}
+
+    assert examine(Shifted(), example, batch=batch, tools=["export_dynamic_batch"])["export_dynamic_batch"].verdict \
+        == "matches eager"
+
+
+class ReturnsHolder(nn.Module):  # returns an object of a class FX cannot write into a graph
+    def forward(self, x: torch.Tensor) -> Held:
+        return Held([x + 1])
+
+
+def test_symbolic_tracing_an_output_object_links_the_section_on_objects_and_the_concrete_tracer_rebuilds_it() -> None:
+    result = examine(ReturnsHolder(), ((torch.randn(2, 3),), {}), tools=["symbolic_trace", "concrete_trace"])
+    assert result["symbolic_trace"].error_type == "NotImplementedError", result
+    assert result["symbolic_trace"].section.anchor == "concrete-traced-objects"
+    assert result["concrete_trace"].verdict == "matches eager", result

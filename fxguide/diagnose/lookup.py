@@ -62,7 +62,7 @@ def lookup(text: str) -> Match | None:
         for candidate in (line, *_with_types(line)):
             cause = classify(candidate, traceback=text)
             if cause is not None:
-                return Match(cause, line)
+                return Match(_narrowed(cause, candidate, text), line)
     for number in _GRAPH_BREAK.findall(text):
         for cause in CAUSES:
             if cause.graph_break == f"GB{number}":
@@ -78,6 +78,25 @@ def lookup(text: str) -> Match | None:
                 if share >= 0.75 and share > best[0]:
                     best = (share, cause, line)
     return Match(best[1], best[2]) if best[1] is not None else None
+
+
+def _narrowed(cause: Cause, line: str, text: str) -> Cause:
+    """``cause``, or a cause listed before it that the whole message answers: the lines that follow an
+    exception line in ``text`` (up to a frame or the next exception) belong to its message, and may name a
+    narrower class (``Found the following conflicts ...`` then ``- Received ... Dim.DYNAMIC ... specialized``)."""
+    lines = [_QUALIFIED.sub("", raw).strip() for raw in text.splitlines()]
+    head = line.partition(": ")[2] or line
+    start = next((i for i, raw in enumerate(lines) if raw.endswith(head)), None)
+    if start is None:
+        return cause
+    body = [line]
+    for raw in lines[start + 1:]:
+        if not raw or _EXCEPTION_LINE.match(raw) or raw.startswith(("File ", "Traceback ", "During handling",
+                                                                   "The above exception")):
+            break
+        body.append(raw)
+    whole = classify("\n".join(body), traceback=text) if len(body) > 1 else None
+    return whole if whole is not None and CAUSES.index(whole) < CAUSES.index(cause) else cause
 
 
 def _with_types(line: str) -> tuple[str, ...]:
