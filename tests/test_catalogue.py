@@ -176,6 +176,16 @@ def test_lookup_sends_a_quantized_modules_specialized_integer_to_the_quantized_s
     assert lookup(windows).cause.section.anchor == "diagnose-quantized"
 
 
+def test_lookup_reads_no_cause_into_the_source_lines_a_traceback_quotes():
+    pasted = ('Traceback (most recent call last):\n  File "/home/me/.venv/lib/python3.11/site-packages/torch/'
+              'export/_trace.py", line 1073, in wrapper\n    return function(*args, **kwargs)\n'
+              '           ^^^^^^^^^^^^^^^^^^^^^^^^^\nValueError: a message no cause answers')
+    assert lookup(pasted) is None  # the quoted line shares its words with "Proxy object cannot be iterated"
+    dims = pasted.replace("ValueError: a message no cause answers", "torch._dynamo.exc.UserError: When "
+                          "`dynamic_shapes` is specified as a dict, its top-level keys must be the arg names ['x']")
+    assert lookup(dims).cause.section.anchor == "export-real-dims"
+
+
 def test_lookup_keeps_the_torch_check_section_for_a_specialized_integer_from_model_code():
     message = QUANTIZED_EXPORT.splitlines()[5]
     assert lookup(message).cause.section.path == "pt2/export-real-models.html#export-real-check"

@@ -342,6 +342,9 @@ CAUSES: tuple[Cause, ...] = (
            "pt2/export-passes", "export-passes-edit-program"),
     _cause("a random draw in a strict export (a value it would add as an input)",
            r"Dynamo attempts to add additional input during export", "pt2/export-real-models", "export-real-strict"),
+    _cause("a dynamic_shapes spec that does not mirror the inputs",
+           r"top-level keys must be the arg names|Detected mismatch between the structure of `inputs` and "
+           r"`dynamic_shapes`", "pt2/export-real-models", "export-real-dims"),
     _cause("dynamic_shapes that the example contradicts (a size of 1 marked dynamic)",
            r"Found the following conflicts between user-specified ranges and inferred ranges",
            "pt2/export-real-models", "export-real-zero-one",

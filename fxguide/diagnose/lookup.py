@@ -17,6 +17,8 @@ from fxguide.diagnose.causes import CAUSES, Cause, classify
 
 _QUALIFIED = re.compile(r"^\s*(?:[A-Za-z_]\w*\.)+(?=[A-Z]\w*: )")  # torch._dynamo.exc.Unsupported: -> Unsupported:
 _EXCEPTION_LINE = re.compile(r"^[A-Z]\w*: ")
+_FRAME = re.compile(r'^\s*File "[^"]*", line \d+')
+_CARETS = re.compile(r"^\s*[\^~]+\s*$")  # Python 3.11's markers under the quoted source
 _GRAPH_BREAK = re.compile(r"\bgb(\d{4})\b", re.IGNORECASE)
 # values torch fills in (quoted names, numbers, paths, addresses): left out when comparing words
 _VALUES = re.compile(r"`[^`]*`|'[^']*'|\"[^\"]*\"|<[^>]*>|\b0x[0-9a-f]+\b|\S*/\S*|\b\w*\d\w*\b")
@@ -34,8 +36,13 @@ class Match:
 
 def _lines(text: str) -> list[str]:
     """The lines worth trying, most telling first: exception lines (the last one of a traceback first), then
-    ``Explanation:`` lines, then the rest."""
-    lines = [_QUALIFIED.sub("", line).strip() for line in text.splitlines()]
+    ``Explanation:`` lines, then the rest. A traceback's frames (``File "...", line N, in f``) and the line of
+    source each quotes are left out: code, not a message (``return function(*args, **kwargs)`` shares its
+    words with a message)."""
+    raw = text.splitlines()
+    quoted = {i + 1 for i, line in enumerate(raw) if _FRAME.match(line)}
+    lines = [_QUALIFIED.sub("", line).strip() for i, line in enumerate(raw)
+             if i not in quoted and not _FRAME.match(line) and not _CARETS.match(line)]
     lines = [line for line in lines if line]
     exceptions = [line for line in reversed(lines) if _EXCEPTION_LINE.match(line)]
     explanations = [line for line in lines if line.startswith("Explanation:")]
