@@ -382,6 +382,9 @@ CAUSES: tuple[Cause, ...] = (
            r"Detected recompile when torch\.compile stance is 'fail_on_recompile'", "pt2/debugging", "pt2-debugging-stance"),
     _cause("a tool that walks only the top-level graph", r"is not an aten conv2d operator", "pt2/higher-order-ops",
            "hop-no-grad-autocast"),
+    # Last: any other graph break that fullgraph=True (or error_on_graph_break) turned into an error. The lookup
+    # prefers the cause of a graph-break id the text names (GB0170 ...) to this one.
+    _cause("another graph break, made an error", r"^Unsupported: ", "pt2/debugging", "pt2-debugging-graph-breaks"),
     _cause("an input with no batch dimension, given to the dynamic-batch row", r"^eager fails on a batch of \d+: ",
            "problems/diagnose", "diagnose-batch"),
     _cause("a custom operator that fails torch.library.opcheck", r"^OpCheckError: opcheck\(op, \.\.\.\)",

@@ -26,6 +26,9 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z_]+")
 _COMMON = frozenset("the a an of to in is be it and or for on not with that this by as at use you your".split())
 
 
+_ANY_GRAPH_BREAK = next(cause for cause in CAUSES if cause.name == "another graph break, made an error")
+
+
 @dataclass(frozen=True)
 class Match:
     """A cause and the line of the pasted text it was found from."""
@@ -40,7 +43,8 @@ def _lines(text: str) -> list[str]:
     source each quotes are left out: code, not a message (``return function(*args, **kwargs)`` shares its
     words with a message)."""
     raw = text.splitlines()
-    quoted = {i + 1 for i, line in enumerate(raw) if _FRAME.match(line)}
+    quoted = {i + 1 for i, line in enumerate(raw[:-1]) if _FRAME.match(line) and raw[i + 1].startswith("    ")
+              and not _EXCEPTION_LINE.match(_QUALIFIED.sub("", raw[i + 1]).strip())}
     lines = [_QUALIFIED.sub("", line).strip() for i, line in enumerate(raw)
              if i not in quoted and not _FRAME.match(line) and not _CARETS.match(line)]
     lines = [line for line in lines if line]
@@ -68,6 +72,8 @@ def lookup(text: str) -> Match | None:
             continue
         for candidate in (line, *_with_types(line)):
             cause = classify(candidate, traceback=text)
+            if cause is _ANY_GRAPH_BREAK and candidate != line:  # "Unsupported: " was our guess, not the text's
+                continue
             if cause is not None:
                 return Match(_narrowed(cause, candidate, text), line)
     for number in _GRAPH_BREAK.findall(text):
@@ -90,7 +96,13 @@ def lookup(text: str) -> Match | None:
 def _narrowed(cause: Cause, line: str, text: str) -> Cause:
     """``cause``, or a cause listed before it that the whole message answers: the lines that follow an
     exception line in ``text`` (up to a frame or the next exception) belong to its message, and may name a
-    narrower class (``Found the following conflicts ...`` then ``- Received ... Dim.DYNAMIC ... specialized``)."""
+    narrower class (``Found the following conflicts ...`` then ``- Received ... Dim.DYNAMIC ... specialized``).
+    For Dynamo's catch-all class of graph breaks, a graph-break id the text names decides first."""
+    if cause is _ANY_GRAPH_BREAK:
+        for number in _GRAPH_BREAK.findall(text):
+            named = next((c for c in CAUSES if c.graph_break == f"GB{number}"), None)
+            if named is not None:
+                return named
     lines = [_QUALIFIED.sub("", raw).strip() for raw in text.splitlines()]
     head = line.partition(": ")[2] or line
     start = next((i for i, raw in enumerate(lines) if raw.endswith(head)), None)
