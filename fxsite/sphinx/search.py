@@ -41,7 +41,9 @@ def catalogue(srcdir: Path) -> list[dict]:
              "title": headings.get(cause.section.anchor, cause.name) if cause.section.page == ERRORS_PAGE
              else cause.name,
              "regex": cause.regex.pattern, "messages": list(cause.messages), "graph_break": cause.graph_break,
-             "frames": cause.frames.pattern if cause.frames else ""}
+             "frames": cause.frames.pattern if cause.frames else "",
+             # a class that is only an exception type (Dynamo's other graph breaks): never for a guessed type
+             "type_only": bool(re.fullmatch(r"\^\w+: ", cause.regex.pattern))}
             for cause in CAUSES]
 
 

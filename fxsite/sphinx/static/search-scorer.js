@@ -105,7 +105,8 @@ const FxSearch = (() => {
       // a cause that depends on where the error was raised needs that frame in the pasted text
       if (cause.frames && !new RegExp(cause.frames).test(query.raw)) return;
       let score = 0;
-      if (causeRegexes[i] && candidates.some((text) => causeRegexes[i].test(text))) score = 1000;
+      const tried = cause.type_only ? [line] : candidates;  // "Unsupported: " guessed would take any words
+      if (causeRegexes[i] && tried.some((text) => causeRegexes[i].test(text))) score = 1000;
       else if (query.graphBreak && cause.graph_break === query.graphBreak) score = 990;
       else if (query.required.length >= 3 && covers(query.required, causeStems[i])) score = 900;
       else if (query.required.length >= 3) {
