@@ -68,6 +68,12 @@ class Cause:
     graph_break: str = ""
     frames: re.Pattern[str] | None = None  # only failures with a traceback frame in a file matching this
 
+    @property
+    def type_only(self) -> bool:
+        """Whether the class is an exception type alone (``^Unsupported: ``): a catch-all, listed after every
+        narrower class, that a lookup never tries on a type it guessed for an untyped line."""
+        return bool(re.fullmatch(r"\^\w+: ", self.regex.pattern))
+
 
 GRAPH_BREAK_SITE = "https://meta-pytorch.github.io/compile-graph-break-site/gb/"
 
@@ -332,10 +338,10 @@ CAUSES: tuple[Cause, ...] = (
            messages=('NotImplementedError: Module [OptimizedModule] is missing the required "forward" function',)),
     _cause("an exported program's runnable module (ep.module()) saved with torch.save or pickle",
            r"Can't (pickle|get) local object '?(<function )?_create_stateful_graph_module\.<locals>",
-           "pt2/saving", "epmodule-does-not-pickle",),
+           "pt2/saving", "epmodule-does-not-pickle"),
     _cause("the _guards_fn of ep.module(), pickled by a tool that copies every submodule (to_folder)",
            r"Can't (pickle|get) local object '?(<function )?wrap_dunder_call_ctx_manager\.<locals>",
-           "pt2/export-passes", "export-passes-guards-fn",),
+           "pt2/export-passes", "export-passes-guards-fn"),
     _cause("a program edited with a Python function as an operator", r"Operator '.+' is not an allowed operator type",
            "pt2/export-passes", "export-passes-edit-program"),
     _cause("a random draw in a strict export (a value it would add as an input)",

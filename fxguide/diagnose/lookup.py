@@ -26,9 +26,6 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z_]+")
 _COMMON = frozenset("the a an of to in is be it and or for on not with that this by as at use you your".split())
 
 
-_ANY_GRAPH_BREAK = next(cause for cause in CAUSES if cause.name == "another graph break, made an error")
-
-
 @dataclass(frozen=True)
 class Match:
     """A cause and the line of the pasted text it was found from."""
@@ -72,14 +69,13 @@ def lookup(text: str) -> Match | None:
             continue
         for candidate in (line, *_with_types(line)):
             cause = classify(candidate, traceback=text)
-            if cause is _ANY_GRAPH_BREAK and candidate != line:  # "Unsupported: " was our guess, not the text's
+            if cause is not None and cause.type_only and candidate != line:  # the type was our guess
                 continue
             if cause is not None:
                 return Match(_narrowed(cause, candidate, text), line)
-    for number in _GRAPH_BREAK.findall(text):
-        for cause in CAUSES:
-            if cause.graph_break == f"GB{number}":
-                return Match(cause, f"GB{number}")
+    named = _graph_break_cause(text)
+    if named is not None:
+        return Match(*named)
     best = (0.0, None, "")  # an Explanation line alone, or a fragment of a catalogued message
     for line in _lines(text):
         words = _words(_VALUES.sub(" ", line))
@@ -98,11 +94,8 @@ def _narrowed(cause: Cause, line: str, text: str) -> Cause:
     exception line in ``text`` (up to a frame or the next exception) belong to its message, and may name a
     narrower class (``Found the following conflicts ...`` then ``- Received ... Dim.DYNAMIC ... specialized``).
     For Dynamo's catch-all class of graph breaks, a graph-break id the text names decides first."""
-    if cause is _ANY_GRAPH_BREAK:
-        for number in _GRAPH_BREAK.findall(text):
-            named = next((c for c in CAUSES if c.graph_break == f"GB{number}"), None)
-            if named is not None:
-                return named
+    if cause.type_only and (named := _graph_break_cause(text)) is not None:
+        return named[0]
     lines = [_QUALIFIED.sub("", raw).strip() for raw in text.splitlines()]
     head = line.partition(": ")[2] or line
     start = next((i for i, raw in enumerate(lines) if raw.endswith(head)), None)
@@ -110,12 +103,21 @@ def _narrowed(cause: Cause, line: str, text: str) -> Cause:
         return cause
     body = [line]
     for raw in lines[start + 1:]:
-        if not raw or _EXCEPTION_LINE.match(raw) or raw.startswith(("File ", "Traceback ", "During handling",
-                                                                   "The above exception")):
+        if not raw or _EXCEPTION_LINE.match(raw) or _FRAME.match(raw) or raw.startswith(
+                ("Traceback ", "During handling", "The above exception")):
             break
         body.append(raw)
     whole = classify("\n".join(body), traceback=text) if len(body) > 1 else None
     return whole if whole is not None and CAUSES.index(whole) < CAUSES.index(cause) else cause
+
+
+def _graph_break_cause(text: str) -> tuple[Cause, str] | None:
+    """The cause of the first graph-break id ``text`` names (``GB0170``, or its URL), and the id."""
+    for number in _GRAPH_BREAK.findall(text):
+        for cause in CAUSES:
+            if cause.graph_break == f"GB{number}":
+                return cause, f"GB{number}"
+    return None
 
 
 def _with_types(line: str) -> tuple[str, ...]:

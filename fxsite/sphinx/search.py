@@ -42,8 +42,7 @@ def catalogue(srcdir: Path) -> list[dict]:
              else cause.name,
              "regex": cause.regex.pattern, "messages": list(cause.messages), "graph_break": cause.graph_break,
              "frames": cause.frames.pattern if cause.frames else "",
-             # a class that is only an exception type (Dynamo's other graph breaks): never for a guessed type
-             "type_only": bool(re.fullmatch(r"\^\w+: ", cause.regex.pattern))}
+             "type_only": cause.type_only}
             for cause in CAUSES]
 
 
