@@ -70,8 +70,9 @@ class Cause:
 
     @property
     def type_only(self) -> bool:
-        """Whether the class is an exception type alone (``^Unsupported: ``): a catch-all, listed after every
-        narrower class, that a lookup never tries on a type it guessed for an untyped line."""
+        """Whether the class is an exception type alone (the pattern ``^Unsupported:`` and a space): a
+        catch-all, listed after every narrower class, that a lookup never tries on a type it guessed for an
+        untyped line."""
         return bool(re.fullmatch(r"\^\w+: ", self.regex.pattern))
 
 
