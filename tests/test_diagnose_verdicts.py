@@ -329,8 +329,18 @@ def test_a_write_through_data_is_found_by_comparing_values_and_put_back() -> Non
     before = model.weight.detach().clone()
     snapshot = Snapshot(model)
     model.weight.data.mul_(3)  # moves no _version
-    assert snapshot.differences() == ["a tensor of shape (2, 2): its values changed (put back)"]
+    assert snapshot.differences() == ["a tensor of shape (2, 2): its values changed (written back at the end)"]
     assert torch.equal(model.weight, before) and snapshot.differences() == []
+
+
+def test_a_train_mode_batch_norms_running_statistics_are_put_back_after_every_tool() -> None:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4)).train()
+    before = {name: b.clone() for name, b in model.named_buffers()}
+    result = examine(model, ((torch.randn(2, 4),), {}), tools=["symbolic_trace", "concrete_trace", "export"])
+    assert result.unchanged and result.left_changed == [], result.left_changed
+    assert all(torch.equal(b, before[name]) for name, b in model.named_buffers())
+    assert all(row.verdict == "matches eager" for row in result.results), result
 
 
 def test_a_diagnosis_leaves_the_callers_random_generators_as_they_were() -> None:

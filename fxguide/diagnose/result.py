@@ -189,7 +189,7 @@ class Diagnosis:
         if sections and (site := sections[0].url().removesuffix(sections[0].path)):
             lines += ["", f"guide sections are relative to {site}"]
         if not self.unchanged:
-            lines += ["", "warning: the model could not be put back exactly as it was:",
+            lines += ["", "warning: the model was not put back exactly as it was after each tool:",
                       *(f"    {line}" for line in self.left_changed)]
         return "\n".join(lines)
 

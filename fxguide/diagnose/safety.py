@@ -168,8 +168,9 @@ class Snapshot:
     every tensor it holds (parameters, buffers, tensors in attributes and
     containers) the memory its ``.data`` is, its ``requires_grad`` flag and a copy
     of its values, kept in a temporary file rather than in memory. A tensor
-    whose ``_version`` moved is compared with its copy and written back; a
-    rebound ``.data`` is bound back. Also the module-level names of ``torch``,
+    whose ``_version`` moved is compared with its copy and written back, and so
+    is every buffer (batch norm writes its running statistics without moving
+    ``_version``); a rebound ``.data`` is bound back. Also the module-level names of ``torch``,
     ``torch.nn.functional``, ``torch.Tensor``, ``math``, ``builtins``, and of
     each Python module that defines one of the model's classes: a tool that
     patches a function there and fails is undone.
@@ -204,6 +205,10 @@ class Snapshot:
         for module in self._modules:
             for tensor in (*module._parameters.values(), *module._buffers.values()):
                 self._tensor(tensor, seen)
+        # Buffers are compared by value on every restore: batch norm's running statistics are written in
+        # place by an operator that does not move their _version (torch's schema does not mark them mutated).
+        buffers = {id(t) for m in self._modules for t in m._buffers.values() if isinstance(t, torch.Tensor)}
+        self._unversioned = [record for record in self._tensors if id(record[0]) in buffers]
         for _, attrs in self._dicts:
             for value in attrs.values():
                 self._walk(value, seen, self.DEPTH)
@@ -273,6 +278,8 @@ class Snapshot:
             for record in self._tensors:
                 self._put_back(*record, check_values=False)
                 record[1] = record[0]._version  # written back: compare again only after the next write
+            for record in self._unversioned:
+                self._put_back(*record, check_values=True)
 
     def _put_back(self, tensor: torch.Tensor, version: int, data: torch.Tensor, layout: tuple[Any, ...],
                   requires_grad: bool, check_values: bool) -> list[str]:
@@ -316,7 +323,7 @@ class Snapshot:
             for record in self._tensors:
                 wrong = self._put_back(*record, check_values=True)
                 record[1] = record[0]._version
-                found += [f"a tensor of shape {record[3][2]}: {what} (put back)" for what in wrong]
+                found += [f"a tensor of shape {record[3][2]}: {what} (written back at the end)" for what in wrong]
         for space, names in self._namespaces:
             current = vars(space)
             changed = [n for n in names if current.get(n, _MISSING) is not names[n]]
