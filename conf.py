@@ -252,9 +252,6 @@ nitpick_ignore_regex = [
     # The standard library and Sphinx in fxguide's and torch's signatures: offline, there
     # is no Python or Sphinx inventory to link to.
     (r"py:(class|obj|mod)", r"(collections|pathlib|os|re|types|contextlib|subprocess|sphinx)(\.[\w.]+)?"),
-    # fxguide's private modules (a leading underscore) are not rendered on the API page; a
-    # docstring may still name one of their functions, shown as code.
-    (r"py:(func|class|meth|obj)", r"fxguide\.[\w.]*\._\w+\.\w+"),
 ]
 # torch 2.13's Google-style docstrings that napoleon reads as return types (prose before
 # a colon in a "Returns:" section) or that name a type in lower case.

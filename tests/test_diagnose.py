@@ -147,6 +147,21 @@ def test_snapshot_names_what_changed_before_it_puts_it_back() -> None:
     assert snapshot.differences() == []
 
 
+def test_snapshot_puts_back_a_function_fx_wrap_registered_in_another_module(monkeypatch) -> None:
+    # Tracing patches what torch.fx.wrap registered while it runs; a tool stopped half-way leaves the patch.
+    from torch.fx import _symbolic_trace as fx_trace
+    monkeypatch.setattr(fx_trace, "_wrapped_fns_to_patch", dict(fx_trace._wrapped_fns_to_patch))
+    helpers = type(sys)("fxguide_test_wrapped_helpers")
+    monkeypatch.setitem(sys.modules, helpers.__name__, helpers)
+    exec("import torch.fx\ndef scale(x):\n    return x * 2\ntorch.fx.wrap('scale')\n", vars(helpers))
+    original = helpers.scale
+    snapshot = Snapshot(TinyMLP())
+    helpers.scale = lambda x: x  # what an interrupted trace leaves behind
+    assert f"{helpers.__name__}.scale changed" in snapshot.differences()
+    snapshot.restore()
+    assert helpers.scale is original and snapshot.differences() == []
+
+
 @pytest.mark.parametrize(("call", "error", "message"), [
     (lambda: examine(lambda x: x, ((torch.ones(1),), {})), TypeError, "model must be a torch.nn.Module"),
     (lambda: examine(TinyMLP(), ((torch.ones(2, 4),), {}), tools="export"), ValueError, "tools must be"),

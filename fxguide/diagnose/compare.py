@@ -406,7 +406,7 @@ def map_held(value: Any, fn: Callable[[torch.Tensor], Any]) -> Any:
 
     A Hugging Face ``DynamicCache`` passed to a decode step is such an object: the model appends to it, so
     every call needs its own copy. Only the objects on the way to a tensor are copied (the concrete tracer's
-    :func:`~fxguide.tracing.concrete._objects.rebuild_object`). An object a copy cannot rebuild that way (one
+    ``rebuild_object``). An object a copy cannot rebuild that way (one
     reached twice) is deep-copied instead, its tensors copied as they are, without ``fn``. Anything holding
     no tensor is returned as it is.
     """

@@ -171,9 +171,10 @@ class Snapshot:
     whose ``_version`` moved is compared with its copy and written back, and so
     is every buffer (batch norm writes its running statistics without moving
     ``_version``); a rebound ``.data`` is bound back. Also the module-level names of ``torch``,
-    ``torch.nn.functional``, ``torch.Tensor``, ``math``, ``builtins``, and of
-    each Python module that defines one of the model's classes: a tool that
-    patches a function there and fails is undone.
+    ``torch.nn.functional``, ``torch.Tensor``, ``math``, ``builtins``, of
+    each Python module that defines one of the model's classes, and of each module
+    and class whose functions ``torch.fx.wrap`` registered (tracing patches them
+    while it runs): a tool that patches a function there and fails is undone.
 
     :meth:`differences` compares everything with the recording afresh (every
     tensor's values with its copy, whatever its ``_version`` says), so what
@@ -256,6 +257,14 @@ class Snapshot:
             defined_in = sys.modules.get(type(module).__module__)
             if isinstance(defined_in, ModuleType) and not defined_in.__name__.startswith("torch."):
                 spaces.append(defined_in)
+        # What torch.fx.wrap registered, which symbolic tracing (and export through it) patches while it runs:
+        # a tool stopped by the time limit half-way must not leave a wrapped function in its module.
+        from torch.fx import _symbolic_trace as fx_trace
+        for namespace in getattr(fx_trace, "_wrapped_fns_to_patch", {}).values():
+            module = sys.modules.get(namespace.get("__name__", "")) if isinstance(namespace, dict) else None
+            if isinstance(module, ModuleType) and vars(module) is namespace:
+                spaces.append(module)
+        spaces += [cls for cls, _ in getattr(fx_trace, "_wrapped_methods_to_patch", []) if isinstance(cls, type)]
         unique: dict[int, Any] = {id(s): s for s in spaces}
         return list(unique.values())
 
