@@ -20,7 +20,14 @@ sys.path.insert(0, str(ROOT))
 # Notebook kernels are child processes: they must import this checkout's fxguide too.
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
 
-from fxsite.sphinx.fingerprint import fingerprint, forced_execution, rerun_gallery_when_stale, torch_version  # noqa: E402
+from fxsite.sphinx.fingerprint import (  # noqa: E402
+    fingerprint, forced_execution, inductor_cache_dir, rerun_gallery_when_stale, torch_version,
+)
+
+# A build under other CPU settings (ATEN_CPU_CAPABILITY=avx2, say) compiles Inductor code into a cache of
+# its own: torch's cache key leaves the vector width out, and code cached for another one computes garbage.
+if inductor_cache_dir() is not None:
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = inductor_cache_dir()
 
 # -- Project -------------------------------------------------------------------
 

@@ -101,8 +101,9 @@ float_fn, float_kernels, _ = compiled(model, freezing=True)
 with torch.no_grad():
     reference = model(x)
     error = (int8_fn(x) - reference).abs().max().item()
+largest = reference.abs().max().item()
 print("float compile calls", float_kernels or "no oneDNN int8 op",
-      f"| int8 output within {error:.4f} of float (outputs up to {reference.abs().max().item():.3f})")
+      f"| int8 output within 1 % of the largest float output: {error <= 0.01 * largest}")
 
 # %%
 # Time them, interleaved
@@ -160,6 +161,65 @@ plt.show()
 torch.set_num_threads(threads)  # the examples that run after this one get every thread back
 
 # %%
+# Before you trust a compiled model: compare it, on this machine
+# --------------------------------------------------------------
+#
+# The comparison with float above is the check to keep: run it on the
+# machine that runs the model, with that machine's compiled code, and fail
+# when it does not hold (a bound relative to the outputs, as above, not a
+# printed number: the last digits of such an error change with the CPU's
+# kernels and thread count).
+#
+# Run it after the code was loaded from a cache, too. Inductor keeps the code it
+# compiles in an on-disk cache (``TORCHINDUCTOR_CACHE_DIR``, by default a
+# folder of the system's temporary directory), keyed on the graph, the inputs,
+# its configuration, the thread count, the default dtype... but not on the
+# vector instructions it compiled for. Capture the key's details while a
+# small function compiles:
+
+from torch._inductor import codecache  # noqa: E402
+from torch._inductor.cpu_vec_isa import pick_vec_isa  # noqa: E402
+
+captured = []
+original_init = codecache.FxGraphHashDetails.__init__
+
+
+def keep_details(self, *args, **kwargs):
+    original_init(self, *args, **kwargs)
+    captured.append(self)
+
+
+def round_trip(t):  # quantize to uint8 and back, as Inductor fuses between two int8 kernels
+    q = torch.clamp(torch.round(t / 0.02) + 128, 0, 255).to(torch.uint8)
+    return torch.relu((q.float() - 128) * 0.02)
+
+
+codecache.FxGraphHashDetails.__init__ = keep_details
+try:
+    torch.compiler.reset()
+    torch.compile(round_trip)(torch.randn(64, 64, generator=gen))
+finally:
+    codecache.FxGraphHashDetails.__init__ = original_init
+key = vars(captured[-1])
+print("in the cache key: thread count", "cpp_runtime_thread_count" in key, "| default dtype", "default_dtype" in key,
+      "| the vector ISA compiled for", any(str(pick_vec_isa()) in repr(value) for value in key.values()))
+
+# %%
+# So nothing stops code compiled for one vector width from being loaded
+# where another one runs. Inductor picks the width from the CPU, or from
+# ``ATEN_CPU_CAPABILITY`` when it is set. While this example was written, on
+# an AVX-512 machine, a run with ``ATEN_CPU_CAPABILITY=avx2`` after one
+# without it, sharing one cache, loaded the 16-lane code, built it for 8
+# lanes, left half of every output uncomputed and printed ``inf``, ``nan`` or
+# numbers near 1e17 where the check above prints True; nothing raised. A
+# cache copied between machines with different CPUs (a CI cache, a container
+# image) is exposed the same way. With a cache of its own, each setting gave
+# the right int8 results.
+#
+# What to do on such a machine: give each CPU setting its own cache folder
+# (``TORCHINDUCTOR_CACHE_DIR``), or turn the on-disk graph cache off
+# (``TORCHINDUCTOR_FX_GRAPH_CACHE=0``) to see whether the numbers change.
+#
 # What to take away
 # -----------------
 #
@@ -171,3 +231,5 @@ torch.set_num_threads(threads)  # the examples that run after this one get every
 #   code for what lies between the int8 kernels.
 # - Whether int8 is faster depends on the machine, the sizes and the load; the
 #   title above is this build's answer, read from every pair.
+# - Compare the compiled model with float on the machine that runs it, and fail
+#   on a bound; keep one Inductor cache per CPU setting.

@@ -80,6 +80,17 @@ def test_a_launcher_whose_python_would_run_other_startup_code_gets_a_cold_kernel
     assert printed == "False sitecustomize"
 
 
+def test_a_launcher_started_under_other_cpu_settings_gets_a_cold_kernel_that_uses_them(server_env, monkeypatch):
+    """torch reads ATEN_CPU_CAPABILITY and OMP_NUM_THREADS when it starts: a fork of the server (started without
+    them) would run the page with the server's kernels and threads, whatever the launcher's environment says."""
+    monkeypatch.setenv("ATEN_CPU_CAPABILITY", "default")
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    printed = run_in_kernel("import sys; cold = 'torch' not in sys.modules; import torch; "
+                            "print(cold, torch.backends.cpu.get_cpu_capability(), torch.get_num_threads())",
+                            cwd=str(server_env))
+    assert printed == "True DEFAULT 1"
+
+
 def test_a_warm_kernel_imports_this_checkouts_packages_afresh(server_env):
     """The server imported fxsite and part of fxguide for itself; a page edited since must see its edits."""
     assert run_in_kernel("import sys; print(sorted(m for m in sys.modules if m.startswith(('fxguide', 'fxsite'))))",

@@ -121,7 +121,7 @@ def _record(found: dict, version: str, partial: bool = False) -> int:
 def _check(found: dict, version: str, report: Path | None, problems: list[str], unavailable: dict[str, str],
            partial: bool = False) -> int:
     from fxsite.drift import snapshots
-    from fxsite.drift.compare import MISSING_LIBRARY, SAME, UNREADABLE, Finding, compare
+    from fxsite.drift.compare import MISSING_LIBRARY, ROUNDING, SAME, UNREADABLE, Finding, compare
     from fxsite.drift.extract import relative
 
     findings: list[Finding] = []
@@ -134,8 +134,9 @@ def _check(found: dict, version: str, report: Path | None, problems: list[str], 
                                             "`make update-expected` rewrites them"))
             continue
         findings += compare(source, expected, snippets, version, unavailable=unavailable)
-    drift = [f for f in findings if f.status not in {SAME, MISSING_LIBRARY, UNREADABLE}]
-    for f in drift:
+    drift = [f for f in findings if f.status not in {SAME, MISSING_LIBRARY, UNREADABLE, ROUNDING}]
+    rounding = [f for f in findings if f.status == ROUNDING]
+    for f in drift + rounding:
         print(f.message, end="\n\n")
     store = snapshots.EXPECTED
     sources = {snapshots.snapshot_path(s) for s in found}
@@ -151,6 +152,8 @@ def _check(found: dict, version: str, report: Path | None, problems: list[str], 
     same = sum(f.status == SAME for f in findings)
     print(f"torch {version}: {same} same, {len(drift)} drifted"
           + (f", {len(not_run)} not run (a library torch {version} cannot install)" if not_run else "")
+          + (f", {len(rounding)} differ only at rounding level (this machine's kernels, not drift)"
+             if rounding else "")
           + (f", {len(unreadable)} store file(s) unreadable" if unreadable else ""))
     if unreadable:
         print("\n".join(unreadable), file=sys.stderr)

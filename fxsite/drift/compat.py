@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fxsite.drift import snapshots
-from fxsite.drift.compare import MISSING_LIBRARY, SAME
+from fxsite.drift.compare import MISSING_LIBRARY, ROUNDING, SAME
 from fxsite.drift.extract import ROOT, relative
 from fxsite.drift.report import REFERENCE_TORCH
 
@@ -142,7 +142,7 @@ def coverage(report: dict, current: dict[str, dict[int, snapshots.Expected]]) ->
             entry = entries.get((source, index))
             if entry is None or entry.get("expected_digest") != snapshots.digest(expected.output):
                 result.unchecked.append((source, index))
-            elif entry["status"] == SAME:
+            elif entry["status"] in (SAME, ROUNDING):  # rounding: the checking machine's kernels, torch holds
                 result.same.append((source, index))
             elif entry["status"] == MISSING_LIBRARY:
                 result.not_run.append(entry)
@@ -269,7 +269,8 @@ def what_changed(entry: dict) -> str:
     status = entry.get("status", "")
     fixed = {"newly raising": "raises where it returned", "no longer raising": "returns where it raised",
              "newly hangs": "hangs where it returned", "not recorded": "prints something new",
-             "no longer shown": "no longer prints this output", MISSING_LIBRARY: "not run: a library is missing"}
+             "no longer shown": "no longer prints this output", MISSING_LIBRARY: "not run: a library is missing",
+             ROUNDING: "digits at rounding level differ (the checking machine's kernels, not torch)"}
     if status in fixed:
         return fixed[status]
     diff = entry.get("diff", "")

@@ -137,19 +137,32 @@ def merge_streams_exactly(outputs: list) -> list:
     (which strips every chunk's trailing whitespace and adds a newline, so
     ``print("a:", x)`` streamed as two chunks shows as two lines, and which edits
     the notebook's first chunk in place), so the build shows what is extracted here.
+
+    The joined streams stand where the first chunk of either stood, standard output
+    first: which of a cell's two streams reaches the notebook first is a race between
+    two pipes, not something the cell decides, so a fixed order is what makes it the
+    same from run to run.
+
+    >>> merge_streams_exactly([{"output_type": "stream", "name": "stderr", "text": "warn\\n"},
+    ...                        {"output_type": "stream", "name": "stdout", "text": "a"},
+    ...                        {"output_type": "stream", "name": "stdout", "text": "b\\n"}])
+    [{'output_type': 'stream', 'name': 'stdout', 'text': 'ab\\n'}, {'output_type': 'stream', 'name': 'stderr', 'text': 'warn\\n'}]
     """
-    merged, streams = [], {}
+    merged, streams, at = [], {}, None
     for output in outputs:
         if output.get("output_type") != "stream":
             merged.append(output)
-        elif output["name"] in streams:
+            continue
+        if at is None:
+            at = len(merged)
+        if output["name"] in streams:
             streams[output["name"]]["text"] += "".join(output["text"])
         else:
             copy = type(output)(output)
             copy["text"] = "".join(output["text"])
             streams[output["name"]] = copy
-            merged.append(copy)
-    return merged
+    order = sorted(streams, key=lambda name: (name != "stdout", name != "stderr", name))
+    return merged[:at] + [streams[name] for name in order] + merged[at:] if streams else merged
 
 
 def _text_of(output: dict) -> str:
@@ -198,8 +211,8 @@ def page_snippets(page: Path, build_dir: Path, root: Path = ROOT) -> list[Snippe
                 source=str(page.relative_to(root)),
                 index=index,
                 line=line,
-                output=normalize("".join(_text_of(o) for o in merge_streams_exactly(cell["outputs"]))),
-                raised=normalize(raised) if raised else None,
+                output=normalize("".join(_text_of(o) for o in merge_streams_exactly(cell["outputs"])), root),
+                raised=normalize(raised, root) if raised else None,
                 expects_raise="raises-exception" in cell.get("metadata", {}).get("tags", []),
             )
         )
@@ -274,8 +287,8 @@ def gallery_snippets(script: Path, gallery_out: Path | None = None, root: Path =
                 source=str(script.relative_to(root)),
                 index=len(snippets) + 1,
                 line=int(mark.group(1)),
-                output=normalize(output),
-                raised=normalize(raised) if raised else None,
+                output=normalize(output, root),
+                raised=normalize(raised, root) if raised else None,
             )
         )
     return snippets

@@ -15,6 +15,7 @@ import re
 import sys
 import sysconfig
 import tempfile
+from pathlib import Path
 
 from fxguide._checks import string
 from fxsite import ROOT
@@ -33,12 +34,12 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
 _HOME = re.compile(re.escape(os.path.expanduser("~")) + r"(?=/)") if os.path.expanduser("~") != "/" else re.compile("$^")
 
 
-def _path_rules() -> list[tuple[str, str]]:
+def _path_rules(root: Path = ROOT) -> list[tuple[str, str]]:
     """Absolute paths that differ between machines (also as their links resolve), longest first."""
     paths = {
         sysconfig.get_paths()["purelib"]: "<site-packages>",
         sysconfig.get_paths()["platlib"]: "<site-packages>",
-        str(ROOT): "<repo>",
+        str(root): "<repo>",
         tempfile.gettempdir(): "<tmp>",
         sys.prefix: "<prefix>",
         sys.base_prefix: "<python>",  # the interpreter's own install: the standard library's frames
@@ -47,25 +48,26 @@ def _path_rules() -> list[tuple[str, str]]:
     return sorted(paths.items(), key=lambda item: -len(item[0]))
 
 
-def hide_paths(text: str) -> str:
+def hide_paths(text: str, root: Path = ROOT) -> str:
     """Replace the absolute paths of this machine with names a reader can read anywhere.
 
     What the site shows goes through this too (fxsite.sphinx.outputs): no output on a page
-    names the folders of the machine that built it. Line numbers are kept.
+    names the folders of the machine that built it. Line numbers are kept. ``root`` is the
+    checkout the text was printed in (shown as ``<repo>``): this one, or a copy built apart.
 
     >>> import sysconfig
     >>> hide_paths("File " + sysconfig.get_paths()["purelib"] + "/torch/fx/proxy.py:743, in f")
     'File <site-packages>/torch/fx/proxy.py:743, in f'
     """
     string("hide_paths", "text", text)
-    for prefix, placeholder in _path_rules():
+    for prefix, placeholder in _path_rules(Path(root)):
         text = text.replace(prefix, placeholder)
     text = re.sub(r"<tmp>/[^\s'\"]*", "<tmp>/…", text)
     return _HOME.sub("~", text)
 
 
-def normalize(text: str) -> str:
-    """Return ``text`` with meaningless differences removed.
+def normalize(text: str, root: Path = ROOT) -> str:
+    """Return ``text`` with meaningless differences removed (``root``: as for :func:`hide_paths`).
 
     >>> normalize("<function f at 0x7f3a2b1c9d30>")
     '<function f at 0x<addr>>'
@@ -77,7 +79,7 @@ def normalize(text: str) -> str:
     'def forward(self, x):\\n    return x'
     """
     string("normalize", "text", text)
-    text = hide_paths(text)
+    text = hide_paths(text, root)
     # where inside an installed package a warning or frame points: torch's own line
     # numbers move with every release and mean nothing to the reader
     text = re.sub(r"(<site-packages>/[^\s:'\"]+\.py):\d+", r"\1:<line>", text)

@@ -49,6 +49,18 @@ def _reference_torch() -> str:
 REFERENCE_TORCH = _reference_torch()
 
 
+def machine() -> dict[str, object]:
+    """The machine a report was made on: its architecture, the CPU kernels torch picked, its thread count.
+
+    Outputs must not depend on them (``tests/test_cpu_independence.py``); a report names them so that a
+    difference found on another machine can be told from drift (``fxsite.drift.compare.ROUNDING``).
+    """
+    import torch
+
+    return {"arch": platform.machine(), "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+            "threads": torch.get_num_threads()}
+
+
 def summarize(findings: list[Finding]) -> dict[str, int]:
     """How many snippets have each status.
 
@@ -97,6 +109,7 @@ def write_report(folder: Path, torch_version: str, findings: list[Finding],
         "reference": REFERENCE_TORCH,
         "date": date.today().isoformat(),
         "python": platform.python_version(),
+        "machine": machine(),
         "summary": summarize(findings),
         "unavailable": dict(sorted((unavailable or {}).items())),
         "build_problems": list(build_problems),
@@ -107,7 +120,9 @@ def write_report(folder: Path, torch_version: str, findings: list[Finding],
 
     sources = sorted({f.source for f in findings})
     lines = [f"# Drift report: torch {torch_version} against the reference torch {REFERENCE_TORCH}", "",
-             f"Checked on {data['date']} (Python {data['python']}): {len(findings)} snippets from "
+             f"Checked on {data['date']} (Python {data['python']}, {data['machine']['arch']} with torch's "
+             f"{data['machine']['cpu_capability']} kernels, {data['machine']['threads']} threads): "
+             f"{len(findings)} snippets from "
              f"{len(sources)} pages and scripts: " + ", ".join(f"{n} {s}" for s, n in data["summary"].items()) + ".",
              ""]
     if unavailable:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+import tempfile
+from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
 
@@ -23,12 +25,58 @@ def torch_version() -> str:
     return metadata.version("torch")
 
 
+# Variables read once, when Python or torch (and its OpenMP, MKL and oneDNN) start. ATEN_CPU_CAPABILITY picks
+# torch's CPU kernels, OMP_NUM_THREADS its thread count, PYTHONHASHSEED the order of sets of strings.
+IMPORT_TIME_PREFIXES = ("ATEN_", "OMP_", "KMP_", "GOMP_", "MKL_", "ONEDNN_", "DNNL_", "TORCH_", "PYTORCH_",
+                        "CUDA_", "PYTHONHASHSEED", "PYTHONMALLOC", "PYTHONWARNINGS", "LD_PRELOAD", "LD_LIBRARY_PATH")
+
+
+def import_time_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The variables of ``env`` (default: this process's) that take effect when Python or torch starts.
+
+    They key the execution caches (:func:`environment`), and a warm kernel server
+    (:mod:`fxsite.sphinx.warm_kernels`) forks a kernel only for a launcher whose reading
+    equals its own: a fork keeps the server's CPU kernels, thread count and hash seed.
+
+    >>> import_time_env({"ATEN_CPU_CAPABILITY": "default", "OMP_NUM_THREADS": "1", "HOME": "/root"})
+    {'ATEN_CPU_CAPABILITY': 'default', 'OMP_NUM_THREADS': '1'}
+    """
+    env = os.environ if env is None else env
+    return {k: v for k, v in sorted(env.items()) if k.startswith(IMPORT_TIME_PREFIXES)}
+
+
+def inductor_cache_dir(env: Mapping[str, str] | None = None) -> str | None:
+    """Where Inductor should cache compiled code under ``env``'s start-up settings, or None for its default.
+
+    torch 2.14's FX graph cache keys its entries on the graph, the inputs and Inductor's config,
+    but not on the vector width Inductor compiles for, which ``ATEN_CPU_CAPABILITY`` (or the
+    machine) decides: code generated for 16 lanes under AVX-512, loaded under ``avx2`` (8 lanes),
+    leaves half of every output uncomputed. So a process started with CPU settings of its own
+    gets a cache folder of its own, named after them; one that sets ``TORCHINDUCTOR_CACHE_DIR``
+    itself keeps it.
+
+    >>> inductor_cache_dir({"ATEN_CPU_CAPABILITY": "avx2", "TMPDIR": "/scratch"})
+    '/scratch/torchinductor-ATEN_CPU_CAPABILITY=avx2'
+    >>> inductor_cache_dir({"HOME": "/root"}) is None
+    True
+    """
+    env = os.environ if env is None else env
+    if env.get("TORCHINDUCTOR_CACHE_DIR"):
+        return None
+    settings = {k: v for k, v in import_time_env(env).items() if k.startswith(("ATEN_", "ONEDNN_", "DNNL_"))}
+    if not settings:
+        return None
+    name = ",".join(f"{k}={v}" for k, v in settings.items())
+    return os.path.join(env.get("TMPDIR") or tempfile.gettempdir(), "torchinductor-" + name)
+
+
 def environment() -> list[str]:
-    """Every installed distribution as ``name==version``, sorted, plus the Python version.
+    """Every installed distribution as ``name==version``, sorted, plus the Python version and the
+    start-up settings of :func:`import_time_env`.
 
     Any of them can shape what a page prints (tabulate lays out tables, numpy and
-    sympy print numbers and symbols, the Python version words error messages), so
-    all of them key the execution caches, not only torch.
+    sympy print numbers and symbols, the Python version words error messages, a CPU
+    capability picks other kernels), so all of them key the execution caches, not only torch.
 
     >>> env = environment()
     >>> env[0].startswith("python==") and any(line.startswith("torch==") for line in env)
@@ -40,7 +88,8 @@ def environment() -> list[str]:
         if name:
             names[name] = dist.version
     python = ".".join(map(str, sys.version_info[:3])) + f" {sys.implementation.name} {sys.platform}"
-    return [f"python=={python}"] + sorted(f"{name}=={version}" for name, version in names.items())
+    settings = [f"env:{name}={value}" for name, value in import_time_env().items()]
+    return [f"python=={python}"] + sorted(f"{name}=={version}" for name, version in names.items()) + settings
 
 
 def forced_execution() -> bool:

@@ -36,6 +36,7 @@ import tempfile
 from pathlib import Path
 
 from fxsite.sphinx import limits
+from fxsite.sphinx.fingerprint import import_time_env
 
 SERVER_ENV = "FXGUIDE_KERNEL_SERVER"
 PRELOAD = ("torch", "torch.fx", "ipykernel.kernelapp", "ipykernel.ipkernel", "IPython", "numpy")
@@ -193,6 +194,7 @@ def serve(path: Path, *, watch_environment: bool = False) -> None:
     listener.listen(64)  # launchers that connect during the imports below wait in this queue
     installed = environment() if watch_environment else None
     hooks = startup_hooks(os.environ.get("PYTHONPATH", ""))
+    started_with = import_time_env(dict(os.environ))
     for name in PRELOAD:
         importlib.import_module(name)
     kernels: dict[int, socket.socket] = {}  # kernel pid -> its launcher's connection
@@ -233,8 +235,9 @@ def serve(path: Path, *, watch_environment: bool = False) -> None:
                     continue
                 if request.get("executable") != sys.executable or \
                         startup_hooks(request["env"].get("PYTHONPATH", "")) != hooks or \
+                        import_time_env(request["env"]) != started_with or \
                         (installed is not None and environment() != installed):
-                    # another Python, startup code or packages: the launcher runs a plain kernel
+                    # another Python, startup code, start-up settings or packages: the launcher runs a plain kernel
                     conn.sendall(b"cold\n")
                     conn.close()
                     for fd in fds:
