@@ -4,16 +4,25 @@ The text is the arguments joined by spaces or, without arguments, standard
 input: a message, a fragment of one, or a whole traceback. It is matched
 offline against the guide's catalogue of causes
 (:data:`fxguide.diagnose.causes.CAUSES`, the one the error index is written
-from). Exit status: 0 when a cause matched, 1 when none did (the closest
-entries are listed), 2 when there was no text.
+from). A cause is named only when its pattern matches the message and, for a
+pattern that an error of plain Python or another library could match too,
+the text shows it comes from torch's capture stack (a torch frame, or a
+phrase torch's tracing prints); words in common with a catalogued message
+only rank the closest entries. Exit status: 0 when a cause matched, 1 when
+none did (the closest entries are listed, and text with no sign of torch's
+capture stack is said to be none of its errors), 2 when there was no text.
 """
 
 from __future__ import annotations
 
 import sys
 
-from fxguide.diagnose.causes import Cause, graph_break_url
+from fxguide.diagnose.causes import Cause, from_capture_stack, graph_break_url
 from fxguide.diagnose.lookup import closest, lookup
+
+
+NOT_CAPTURE = ("This does not look like an error of torch's capture stack (torch.fx, torch.export, torch.compile): "
+               "no torch frame and no phrase torch's tracing prints.")
 
 
 def _where(cause: Cause) -> list[str]:
@@ -36,11 +45,16 @@ def explain(text: str) -> tuple[int, str]:
     if match is not None:
         return 0, "\n".join([f"cause:  {match.cause.name}", f"  from:   {match.line[:200]}", *_where(match.cause)])
     lines = ["No cause in fxguide's catalogue matches this text."]
+    elsewhere = not from_capture_stack(text)
+    if elsewhere:
+        lines.insert(0, NOT_CAPTURE)
     near = closest(text)
     if near:
         lines.append("The closest entries:")
         for cause in near:
             lines += [f"- {cause.name}", *_where(cause)]
+    if elsewhere:
+        lines.append("If torch raised it, paste the whole traceback (every `File ...` line): its frames tell.")
     lines.append("Search the guide's error index for more: "
                  f"{near[0].section.url().split('#')[0] if near and near[0].section.url() else 'reference/errors.html'}")
     return 1, "\n".join(lines)

@@ -9,7 +9,11 @@ them and returns what a reader would paste, in three forms:
 - ``explanation``: Dynamo's ``Explanation:`` line alone (graph breaks only);
 - ``fragment``: six words from the middle of the message's first line.
 
-Used by tests/test_catalogue.py (the shell lookup) and tests/browser/test_pasted.py (the site's search).
+:func:`tracebacks` gives each error's whole traceback (frames in this file and
+in torch), as ``traceback.format_exception`` prints it.
+
+Used by tests/test_catalogue.py (the shell lookup), tests/test_lookup_claims.py (a cause only for an error of
+torch's capture stack) and tests/browser/test_pasted.py (the site's search).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import os
 import pickle
 import re
 import time
+import traceback
 from collections.abc import Callable
 
 import torch
@@ -274,22 +279,36 @@ def _fragment(line: str) -> str:
 
 
 @functools.cache
-def pasted() -> tuple[tuple[str, str, str], ...]:
-    """``(form, text, anchor)`` for every snippet that raised; a snippet that raised nothing is left out."""
+def _errors() -> tuple[tuple[str, str, str, str], ...]:
+    """``(anchor, last line, Explanation line or "", whole traceback)`` for every snippet that raised."""
     found = []
     for anchor, trigger in SNIPPETS.items():
         error = _raised(trigger)
         if error is None:
             continue
-        line = _as_printed(error, LINE.get(anchor, ""))
-        found.append(("traceback", line, anchor))
-        found.append(("fragment", _fragment(line), anchor))
         explanation = next((text.strip() for text in str(error).splitlines()
                             if text.strip().startswith("Explanation:")), "")
-        if explanation:
-            found.append(("explanation", re.sub(r"0x[0-9a-f]+", "0x7f3a9c1e2d40", explanation), anchor))
+        found.append((anchor, _as_printed(error, LINE.get(anchor, "")), explanation,
+                      re.sub(r"\x1b\[[0-9;]*m", "", "".join(traceback.format_exception(error)))))
     torch._dynamo.reset()
     return tuple(found)
+
+
+@functools.cache
+def pasted() -> tuple[tuple[str, str, str], ...]:
+    """``(form, text, anchor)`` for every snippet that raised; a snippet that raised nothing is left out."""
+    found = []
+    for anchor, line, explanation, _ in _errors():
+        found.append(("traceback", line, anchor))
+        found.append(("fragment", _fragment(line), anchor))
+        if explanation:
+            found.append(("explanation", re.sub(r"0x[0-9a-f]+", "0x7f3a9c1e2d40", explanation), anchor))
+    return tuple(found)
+
+
+def tracebacks() -> tuple[tuple[str, str], ...]:
+    """``(anchor, whole traceback)`` for every snippet that raised: what a reader pastes who copies it all."""
+    return tuple((anchor, whole) for anchor, _, _, whole in _errors())
 
 
 if __name__ == "__main__":

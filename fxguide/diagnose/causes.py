@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from importlib import metadata
 from pathlib import Path
 
@@ -57,7 +57,13 @@ class Cause:
     :func:`graph_break_url`. ``frames``, when set, narrows the class to failures
     whose traceback (the rest of the pasted text) holds a frame in a file whose
     path matches it: the same message has another cause when torch's own module
-    raised it.
+    raised it. ``plain_python``: the pattern can match an error of plain Python
+    or of another library too (an ``UnboundLocalError``, or ``'NoneType'
+    object has no attribute 'get'`` in a reader's own code): a lookup of pasted
+    text names the cause only with evidence that the text comes from torch's
+    capture stack (:func:`~fxguide.diagnose.causes.from_capture_stack`), or
+    with the cause's own ``distinctive`` phrase in the message (the type
+    ``ExportedProgram``, the word ``pytree``).
     """
 
     name: str
@@ -67,6 +73,18 @@ class Cause:
     messages: tuple[str, ...] = ()
     graph_break: str = ""
     frames: re.Pattern[str] | None = None  # only failures with a traceback frame in a file matching this
+    plain_python: bool = False  # pasted text: named only with evidence of torch's capture stack
+    distinctive: re.Pattern[str] | None = None  # a plain_python cause's own phrase that is evidence enough
+
+    def answers(self, text: str, tool: str = "", traceback: str = "", capture_evidence: bool | None = None) -> bool:
+        """Whether ``text`` (``"Type: message"``) is a failure of this class; see
+        :func:`~fxguide.diagnose.causes.classify`."""
+        if self.tools and tool not in self.tools or not self.regex.search(text):
+            return False
+        if self.frames is not None and not self.frames.search(traceback):
+            return False
+        return not (self.plain_python and capture_evidence is False
+                    and not (self.distinctive is not None and self.distinctive.search(text)))
 
     @property
     def type_only(self) -> bool:
@@ -87,9 +105,10 @@ def graph_break_url(graph_break: str) -> str:
 
 
 def _cause(name: str, regex: str, page: str, anchor: str, tools: tuple[str, ...] = (),
-           messages: tuple[str, ...] = (), graph_break: str = "", frames: str = "") -> Cause:
+           messages: tuple[str, ...] = (), graph_break: str = "", frames: str = "", plain_python: bool = False,
+           distinctive: str = "") -> Cause:
     return Cause(name, re.compile(regex), Section(page, anchor), tools, messages, graph_break,
-                 re.compile(frames) if frames else None)
+                 re.compile(frames) if frames else None, plain_python, re.compile(distinctive) if distinctive else None)
 
 
 # The one catalogue of causes: the error index (docs/reference/errors.md) has one section for each cause whose
@@ -111,9 +130,10 @@ CAUSES: tuple[Cause, ...] = (
     _cause("len() of a traced value", r"'len' is not supported in symbolic tracing", _ERRORS, "error-len",
            messages=("RuntimeError: 'len' is not supported in symbolic tracing by default. If you want this call to "
                      "be recorded, please call torch.fx.wrap('len') at module scope",)),
-    _cause("int() of a traced value", r"int\(\) argument must be .*not '(Proxy|Attribute)'", _ERRORS, "error-int-proxy",
+    _cause("int() of a traced value", r"int\(\) argument must be [^'\n]{0,200}not '(Proxy|Attribute)'",
+           _ERRORS, "error-int-proxy",
            messages=("TypeError: int() argument must be a string, a bytes-like object or a real number, not 'Proxy'",)),
-    _cause("float() of a traced value", r"float\(\) argument must be .*not '(Proxy|Attribute)'",
+    _cause("float() of a traced value", r"float\(\) argument must be [^'\n]{0,200}not '(Proxy|Attribute)'",
            _ERRORS, "error-float-proxy",
            messages=("TypeError: float() argument must be a string or a real number, not 'Proxy'",)),
     _cause("math on a traced value", r"must be real number, not (Proxy|Attribute)", _ERRORS, "error-math-proxy",
@@ -123,11 +143,13 @@ CAUSES: tuple[Cause, ...] = (
            messages=("TypeError: 'Proxy' object cannot be interpreted as an integer",)),
     _cause("a traced value where Python needs a number",
            r"slice indices must be integers or None or have an __index__ method|"
-           r"torch\.finfo\(\) requires a floating point input type", "limitations", "limitations-python-numbers"),
+           r"torch\.finfo\(\) requires a floating point input type", "limitations", "limitations-python-numbers",
+           plain_python=True, distinctive=r"torch\.finfo\(\)"),
     _cause("item assignment on a traced value", r"'(Proxy|Attribute)' object does not support item assignment",
            _ERRORS, "error-item-assignment", messages=("TypeError: 'Proxy' object does not support item assignment",)),
     _cause("a traced value passed to NumPy-style code", r"__cuda_array_interface__",
-           _ERRORS, "error-cuda-array-interface", messages=("TypeError: `__cuda_array_interface__` must be a dict",)),
+           _ERRORS, "error-cuda-array-interface", messages=("TypeError: `__cuda_array_interface__` must be a dict",),
+           plain_python=True, distinctive=r"`__cuda_array_interface__` must be a dict"),  # torch's words, not Numba's
     _cause("a module that is not a submodule", r"is not installed as a submodule", _ERRORS, "error-not-a-submodule",
            messages=("NameError: module is not installed as a submodule",)),
     _cause("a concrete argument that was specialized", r"has been specialized to have value",
@@ -139,10 +161,10 @@ CAUSES: tuple[Cause, ...] = (
     _cause("a tensor constructor given traced sizes", r"must be tuple of ints, but found element of type (Proxy|Attribute)",
            "limitations", "limitations-constructors"),
     _cause("a decorated forward", r"co_varnames is too small", _ERRORS, "error-decorated-forward",
-           messages=("ValueError: code: co_varnames is too small",)),
+           messages=("ValueError: code: co_varnames is too small",), plain_python=True),  # CodeType's own words
     _cause("a Hugging Face forward that needs its keyword arguments",
            r"^AttributeError: 'NoneType' object has no attribute 'get'", "past-symbolic-trace",
-           "traceable-code-decorated-forward"),
+           "traceable-code-decorated-forward", plain_python=True),
     # torch.export and torch.compile
     _cause("a branch on data", r"^GuardOnDataDependentSymNode: Could not guard on data-dependent expression",
            _ERRORS, "error-data-dependent-guard",
@@ -159,12 +181,12 @@ CAUSES: tuple[Cause, ...] = (
            frames=r"ao[/\\.]nn[/\\.]quantized[/\\.]"),
     _cause("a Python number taken from tensor data", r"Could not extract specialized integer from data-dependent",
            "pt2/export-real-models", "export-real-check"),
-    _cause("an eager-mode quantized model", r"quantized\.\w+PackedParamsBase .*does not have a field",
+    _cause("an eager-mode quantized model", r"quantized\.\w+PackedParamsBase [^\n]{0,300}?does not have a field",
            "problems/diagnose", "diagnose-quantized"),
     _cause("an output or input of a type export cannot flatten",
-           r"which is not a known type|Encountered unrecognized type .* at (output|input)"
+           r"which is not a known type|Encountered unrecognized type [^\n]{0,300}? at (output|input)"
            r"|is not a registered (pytree|dataclass)|No pytree flatten function|register_dataclass"
-           r"|inputs with type .* is not supported or pytree-flattenable|Unsupported input type",
+           r"|inputs with type [^\n]{0,300}? is not supported or pytree-flattenable|Unsupported input type",
            _ERRORS, "error-not-a-known-type",
            messages=("RuntimeError: Found <class '__main__.Box'> in output, which is not a known type. If this type "
                      'holds tensors, you need to register a pytree for it. See '
@@ -172,21 +194,22 @@ CAUSES: tuple[Cause, ...] = (
                      "to register a pytree, please leave a comment explaining your use case and we'll make this more "
                      'ergonomic to deal with',
                      "UserError: It looks like one of the inputs with type `<class "
-                     "'transformers.cache_utils.DynamicCache'>` is not supported or pytree-flattenable.")),
+                     "'transformers.cache_utils.DynamicCache'>` is not supported or pytree-flattenable."),
+           plain_python=True, distinctive=r"pytree"),
     # fxguide's concrete tracer
     _cause("an output holding the tracer's proxies", r"returns trace-time objects",
            _CONCRETE, "concrete-tracing-real-values-alongside-the-proxies"),
     _cause("an object symbolic tracing cannot write into a graph", r"^NotImplementedError: argument of type: <class ",
-           _CONCRETE, "concrete-traced-objects"),
+           _CONCRETE, "concrete-traced-objects", plain_python=True),
     _cause("an object holding tensors given to the concrete tracer as an input",
            r"^TypeError: concrete_trace: the example input .* is \(or holds\) a ", _CONCRETE, "concrete-traced-objects"),
     _cause("a traced value the concrete tracer cannot guard", r"^UnguardableError:", _CONCRETE, "all-four-models-guarded"),
-    _cause("another input takes another path", r"^GuardError:", _CONCRETE, "one-graph-per-path"),
+    _cause("another input takes another path", r"^GuardError:", _CONCRETE, "one-graph-per-path", plain_python=True),
     _cause("a list the concrete tracer made read-only", r"'immutable_list' object does not support mutation",
            _CAPTURE_TOOLS, "a-fair-verdict-on-the-concrete-tracer", ("concrete_trace",)),
     _cause("a call the concrete tracer handed its own objects",
            r"expects a tensor but received <class '[\w.]*ConcreteProxy'>"
-           r"|received an invalid combination of arguments - got \([^)]*immutable_list",
+           r"|received an invalid combination of arguments - got \([^)]{0,1000}immutable_list",
            "survey", "survey-concrete-tracer-own-objects",
            messages=("TypeError: mark_static_address expects a tensor but received "
                      "<class 'fxguide.tracing.concrete.ConcreteProxy'>",)),
@@ -198,25 +221,29 @@ CAUSES: tuple[Cause, ...] = (
            "pt2/export-real-models", "export-real-zero-one", ("export_dynamic_batch",)),
     _cause("a capture that computes something else", r"^values differ|^shapes differ|^dtypes differ|^devices differ"
            r"|^\d+ (outputs|items) instead of \d+|instead of a tensor|^a \w+ instead of a \w+|^keys differ"
-           r"|^froze a random draw$|^froze state from the first call$", "limitations", "limitations-silent"),
+           r"|^froze a random draw$|^froze state from the first call$", "limitations", "limitations-silent",
+           plain_python=True),
     # a graph that calls a module with other arguments than its forward takes (before the constructor class below,
     # whose pattern also reads `X.forward() takes 1 positional argument`); their home is another page.
     # An unqualified `forward()` is a GraphModule's generated forward (a class's own forward prints `Net.forward()`)
     _cause("a graph's forward called without an input it takes (a fused partition's module, say)",
            r"^TypeError: forward\(\) missing \d+ required positional arguments?: ",
            "pt2/pass-infrastructure", "capabilitybasedpartitioner-what-a-backend-supports",
-           messages=("TypeError: forward() missing 1 required positional argument: 'x'",)),
+           messages=("TypeError: forward() missing 1 required positional argument: 'x'",), plain_python=True),
     _cause("a module called with more arguments than its forward takes "
            "(a swapped submodule of an unflattened program, say)",
            r"^TypeError: \w+\.forward\(\) takes \d+ positional arguments? but \d+ were given",
            "pt2/saving", "replacing-a-submodule-preserve_module_call_signature",
-           messages=("TypeError: HardGate.forward() takes 2 positional arguments but 3 were given",)),
+           messages=("TypeError: HardGate.forward() takes 2 positional arguments but 3 were given",),
+           plain_python=True),
     # the rest of the error index, after the classes above (which a diagnosis tried first before these were added)
     # symbolic tracing
-    _cause("a constructor given several traced sizes", r"\w+\(\) takes 1 positional argument but \d+ were given",
+    _cause("a constructor given several traced sizes",
+           r"\b(?:new_)?(?:zeros|ones|empty|full|rand|randn|randint|randperm|eye|arange|tensor)\(\) "
+           r"takes 1 positional argument but \d+ were given",
            _ERRORS, "error-zeros-traced-sizes",
            messages=("TypeError: zeros() takes 1 positional argument but 2 were given",)),
-    _cause("a feature-extractor node the graph lacks", r"node: '?[^']*'? is not present in model",
+    _cause("a feature-extractor node the graph lacks", r"node: '?[^'\s]*'? is not present in model",
            _ERRORS, "error-node-not-present",
            messages=("ValueError: node: 'layer1' is not present in model. Hint: use `get_graph_node_names` to make "
                      'sure the `return_nodes` you specified are present. It may even be that you need to specify '
@@ -228,19 +255,22 @@ CAUSES: tuple[Cause, ...] = (
     _cause("erasing a node that still has users", r"Tried to erase Node \S+ but it still had \d+ users in the graph",
            _ERRORS, "error-erase-node",
            messages=("RuntimeError: Tried to erase Node relu but it still had 1 users in the graph: {add: None}!",)),
-    _cause("a node placed before its argument", r"Argument '?[^']*'? of Node '?[^']*'? was used before it has been defined",
+    _cause("a node placed before its argument", r"Argument '?[^'\s]*'? of Node '?[^'\s]*'? was used before it has been defined",
            _ERRORS, "error-used-before-defined",
            messages=("RuntimeError: Argument 'add' of Node 'neg' was used before it has been defined! Please check "
                      "that Nodes in the graph are topologically ordered",)),
     _cause("a generated forward that reads a value before it is made",
            r"^UnboundLocalError: cannot access local variable '?\w+'? where it is not associated with a value",
            _ERRORS, "error-unbound-local",
-           messages=("UnboundLocalError: cannot access local variable 'neg' where it is not associated with a value",)),
+           messages=("UnboundLocalError: cannot access local variable 'neg' where it is not associated with a value",),
+           plain_python=True),
     # GraphModule
     _cause("a PT2E model used like a GraphModule", r"object has no attribute 'meta'$",
-           _ERRORS, "error-pt2e-meta", messages=("AttributeError: 'ExportedProgram' object has no attribute 'meta'",)),
+           _ERRORS, "error-pt2e-meta", messages=("AttributeError: 'ExportedProgram' object has no attribute 'meta'",),
+           plain_python=True, distinctive=r"'ExportedProgram' object"),
     _cause("a GraphModule's root without what its graph reads", r"^AttributeError: 'Module' object has no attribute",
-           _ERRORS, "error-no-attribute", messages=("AttributeError: 'Module' object has no attribute 'weight'",)),
+           _ERRORS, "error-no-attribute", messages=("AttributeError: 'Module' object has no attribute 'weight'",),
+           plain_python=True),
     _cause("torch.load of a pickled module", r"Weights only load failed", _ERRORS, "error-weights-only",
            messages=("UnpicklingError: Weights only load failed. This file can still be loaded, to do so you have "
                      "two options, do those steps only if you trust the source of the checkpoint.",)),
@@ -254,13 +284,13 @@ CAUSES: tuple[Cause, ...] = (
            messages=('UserError: - You marked batch as dynamic but your code specialized it to be a constant (1). If '
                      "you're using mark_dynamic, either remove it or use maybe_mark_dynamic. If you're using "
                      'Dim.DYNAMIC, replace it with either Dim.STATIC or Dim.AUTO.',)),
-    _cause("Dim.DYNAMIC given to a size of 0 or 1", r"Received user-specified dim hint Dim\.DYNAMIC.*specialized",
+    _cause("Dim.DYNAMIC given to a size of 0 or 1", r"Received user-specified dim hint Dim\.DYNAMIC[^\n]{0,300}?specialized",
            _ERRORS, "error-dim-dynamic-specialized",
            messages=("ValueError: - Received user-specified dim hint Dim.DYNAMIC(min=None, max=None), but export 0/1 "
                      "specialized due to hint of 1 for dimension inputs['input'].shape[0].",)),
     _cause("an exported program called with another size", r"^AssertionError: Guard failed: ", _ERRORS,
            "error-guard-failed", messages=("AssertionError: Guard failed: x.size()[0] == 2",)),
-    _cause("a runtime assertion of an exported program", r"Runtime assertion failed for expression .* on node",
+    _cause("a runtime assertion of an exported program", r"Runtime assertion failed for expression [^\n]{0,500}? on node",
            _ERRORS, "error-runtime-assertion",
            messages=("RuntimeError: Runtime assertion failed for expression u0 <= 5 on node 'le_1'",)),
     _cause("a custom operator without a fake implementation", r"There was no fake impl registered for",
@@ -319,9 +349,10 @@ CAUSES: tuple[Cause, ...] = (
            messages=("AttributeError: module 'torch._export' has no attribute 'capture_pre_autograd_graph'",)),
     # causes whose home is another page (listed under "Causes explained on other pages" on the error index)
     _cause("a feature extractor's model contract", r"Expected FunctionType, got <class 'NoneType'>|"
-           r"object has no attribute 'feature_info'", "problems/when-it-fails", "problems-feature-extractor-contract"),
+           r"object has no attribute 'feature_info'", "problems/when-it-fails", "problems-feature-extractor-contract",
+           plain_python=True),
     _cause("a Proxy stored where a Node belongs", r"^NameError: name 'Proxy' is not defined",
-           "problems/when-it-fails", "problems-proxy-in-args"),
+           "problems/when-it-fails", "problems-proxy-in-args", plain_python=True),
     _cause("dead-code elimination on a Graph with no module", r"owning_module not set for purity check",
            "problems/when-it-fails", "problems-dce-bare-graph"),
     _cause("a size from data checked by compile", r"Consider annotating your code using torch\._check",
@@ -331,7 +362,7 @@ CAUSES: tuple[Cause, ...] = (
            "pt2/dynamic-shapes", "dynamic-shapes-spec"),
     _cause("ONNX export stopped by torch.export", r"Failed to export the model with torch\.export\. This is step 1/3",
            "pt2/onnx", "onnx-data-dependent"),
-    _cause("a function given to GraphModule as its root", r"Unsupported type .+ passed for root",
+    _cause("a function given to GraphModule as its root", r"Unsupported type [^\n]{1,200}? passed for root",
            "custom-tracers", "a-tracer-is-a-class"),
     _cause("a torch.compile'd module given to symbolic_trace",
            r"Module \[OptimizedModule\] is missing the required \"forward\" function",
@@ -343,7 +374,7 @@ CAUSES: tuple[Cause, ...] = (
     _cause("the _guards_fn of ep.module(), pickled by a tool that copies every submodule (to_folder)",
            r"Can't (pickle|get) local object '?(<function )?wrap_dunder_call_ctx_manager\.<locals>",
            "pt2/export-passes", "export-passes-guards-fn"),
-    _cause("a program edited with a Python function as an operator", r"Operator '.+' is not an allowed operator type",
+    _cause("a program edited with a Python function as an operator", r"Operator '[^'\n]{1,300}' is not an allowed operator type",
            "pt2/export-passes", "export-passes-edit-program"),
     _cause("a random draw in a strict export (a value it would add as an input)",
            r"Dynamo attempts to add additional input during export", "pt2/export-real-models", "export-real-strict"),
@@ -382,7 +413,7 @@ CAUSES: tuple[Cause, ...] = (
            messages=("RuntimeError: mat1 must be a matrix, got 3-D tensor",)),
     _cause("a pickled GraphModule whose tracer needs constructor arguments",
            r"^TypeError: \w+\.__init__\(\) missing \d+ required positional arguments?: ", "pt2/saving",
-           "saving-pickle-custom-tracer"),
+           "saving-pickle-custom-tracer", plain_python=True),
     _cause("a recompile under the fail_on_recompile stance",
            r"Detected recompile when torch\.compile stance is 'fail_on_recompile'", "pt2/debugging", "pt2-debugging-stance"),
     _cause("a tool that walks only the top-level graph", r"is not an aten conv2d operator", "pt2/higher-order-ops",
@@ -409,25 +440,98 @@ TOOL_SECTIONS: dict[str, Section] = {
 """Each tool's own section, the one an unclassified failure of that tool points to."""
 
 
-def classify(text: str, tool: str = "", traceback: str = "") -> Cause | None:
+# Evidence that pasted text is an error of torch's capture stack (for the plain_python causes): a frame in a file of
+# torch (its eager-only corners left out: an error in the reader's forward passes through nn.Module's __call__, one
+# in a backward through autograd), of torchao (PT2E), of fxguide, of torchvision's feature extraction, or of the
+# code fx generates ...
+_FRAME_FILE = re.compile(r'^\s*File "([^"\n]*)", line \d+')
+_CAPTURE_FILE = re.compile(
+    r"[/\\]torch[/\\](?!(?:nn|optim|cuda|autograd|amp|distributed|multiprocessing|utils[/\\]data)[/\\]"
+    r"|(?:_tensor|serialization|hub|functional|random)\.py$)"
+    r"|[/\\]torchao[/\\]|[/\\]fxguide[/\\](?:tracing|diagnose|transforms|display|models)[/\\]"
+    r"|[/\\]torchvision[/\\]models[/\\]feature_extraction\.py$|^<eval_with_key>")
+# ... or a phrase only torch's tracing prints, in the message (not in the code a traceback quotes, nor in a quoted
+# value: 'Proxy' in "name 'Proxy' is not defined" is the reader's own name). Each phrase with a word it holds, looked
+# for first (a substring test is cheap on a long paste; one pattern of all the phrases is not).
+_CAPTURE_PHRASES = tuple((word, re.compile(pattern)) for word, pattern in (
+    ("Proxy", r"\bProxy\b"), ("symbolic", r"symbolic(?:ally)?[ _]trac"),
+    ("torch.", r"\btorch\.(?:_\w|fx\b|export\b|compile|library\b|ao\b|onnx\b|jit\b)"), ("ynamo", r"\b[Dd]ynamo\b"),
+    ("ExportedProgram", r"\bExportedProgram\b"), ("GraphModule", r"\bGraphModule\b"), ("FakeTensor", r"\bFakeTensor"),
+    ("FunctionalTensor", r"\bFunctionalTensor"), ("Sym", r"\bSym(?:Int|Float|Bool|Node)\b"),
+    ("graph", r"\bgraph[ _]break"), ("aten", r"\baten[.:]{1,2}\w"), ("make_fx", r"\bmake_fx\b"),
+    ("TORCH_LOGS", r"\bTORCH_LOGS\b"), ("fullgraph", r"\bfullgraph\b"), ("eval_with_key", r"eval_with_key"),
+    ("pytree", r"\bpytree"), ("OpOverload", r"\bOpOverload"), ("CustomOpDef", r"\bCustomOpDef\b"),
+    ("GB", r"\bGB\d{4}\b"), ("fx.", r"\bfx\.[A-Z]"), ("Dim.", r"\bDim\.(?:DYNAMIC|AUTO|STATIC)\b"),
+    ("dynamic_shapes", r"\bdynamic_shapes\b"), ("data-dependent", r"\bdata-dependent\b"), ("unbacked", r"\bunbacked\b"),
+    ("concrete_trace", r"\bconcrete_trace\b"), ("fxguide", r"\bfxguide\b"),
+    ("Explanation: ", r"^\s*Explanation: Dynamo"),
+    ("Developer debug", r"^\s*Developer debug context:"), ("Unsupported: ", r"^\s*Unsupported: "),
+    ("Inductor", r"\bInductor"), ("register_fake", r"\bregister_fake\b"), ("opcheck", r"\bopcheck\b"),
+    ("OptimizedModule", r"\bOptimizedModule\b")))
+_QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
+_RAISED = re.compile(r"\s*(?:[A-Za-z_]\w*\.)*[A-Z]\w*: ")  # an exception line: `torch._dynamo.exc.Unsupported: `
+
+
+@lru_cache(maxsize=4)  # a lookup and its report read the same text
+def from_capture_stack(text: str) -> bool:
+    """Whether pasted ``text`` shows that it comes from torch's capture stack (torch.fx, torch.export,
+    torch.compile): a traceback frame in a file of torch's capture code or of fxguide, or a phrase torch's tracing
+    prints (``Proxy``, ``symbolically traced``, ``torch._dynamo``, ``GraphModule``, ``FakeTensor``, a graph-break
+    id ...) in a line of the message. Linear in the length of ``text``.
+
+    >>> from_capture_stack("torch.fx.proxy.TraceError: symbolically traced variables cannot be used")
+    True
+    >>> from_capture_stack("UnboundLocalError: cannot access local variable 'x' where it is not associated")
+    False
+    >>> from_capture_stack('  File "/venv/lib/python3.11/site-packages/torch/fx/graph_module.py", line 848, in f')
+    True
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"from_capture_stack: text must be str, got {type(text).__name__}")
+    phrases = [(word, phrase) for word, phrase in _CAPTURE_PHRASES if word in text]
+    if not phrases and 'File "' not in text:
+        return False
+    after_frame = False
+    for line in text.splitlines():
+        frame = _FRAME_FILE.match(line)
+        if frame:
+            if _CAPTURE_FILE.search(frame[1]):
+                return True
+            after_frame = True
+            continue
+        if after_frame and (line.startswith("    ") or not _RAISED.match(line)):
+            after_frame = line.startswith("    ")  # the line of source a frame quotes (and its ^^^ markers)
+            continue
+        after_frame = False
+        found = [phrase for word, phrase in phrases if word in line]
+        if found and any(phrase.search(_QUOTED.sub("''", line)) for phrase in found):
+            return True
+    return False
+
+
+def classify(text: str, tool: str = "", traceback: str = "", capture_evidence: bool | None = None) -> Cause | None:
     """The cause class of ``tool``'s failure ``"Type: message"``, or ``None`` when no class matches.
 
     ``traceback`` is the text around the message (a pasted traceback), read by
     the classes that depend on where the error was raised (``Cause.frames``).
+    ``capture_evidence`` is ``None`` for a failure a capture tool raised (a
+    diagnosis); for text a reader pasted it is
+    :func:`~fxguide.diagnose.causes.from_capture_stack` of the whole text, and a
+    ``plain_python`` class is then skipped without it (unless the message holds
+    the class's ``distinctive`` phrase).
 
     >>> classify("TraceError: symbolically traced variables cannot be used as inputs to control flow").name
     'control flow on a traced value'
     >>> classify("RuntimeError: something new") is None
     True
+    >>> classify("UnboundLocalError: cannot access local variable 'x' where it is not associated with a value",
+    ...          capture_evidence=False) is None
+    True
     """
     if not isinstance(text, str) or not isinstance(tool, str) or not isinstance(traceback, str):
         raise TypeError(f"classify: text, tool and traceback must be str, got {type(text).__name__}, "
                         f"{type(tool).__name__} and {type(traceback).__name__}")
-    for cause in CAUSES:
-        if (not cause.tools or tool in cause.tools) and cause.regex.search(text) \
-                and (cause.frames is None or cause.frames.search(traceback)):
-            return cause
-    return None
+    return next((cause for cause in CAUSES if cause.answers(text, tool, traceback, capture_evidence)), None)
 
 
 @cache
