@@ -9,6 +9,11 @@ from pathlib import Path
 
 from fxsite.drift.extract import ROOT
 
+SERVER_ENV = "FXGUIDE_KERNEL_SERVER"
+"""The variable naming the socket of the warm kernel server a build hands its kernels to
+(:mod:`fxsite.sphinx.warm_kernels`); a build that must not share the server of the process
+that starts it (one under other CPU settings, :mod:`fxsite.drift.cpu`) is started without it."""
+
 
 def sphinx_command(out: Path, *, src: Path = ROOT / "docs", conf: Path = ROOT, jobs: str | int = "auto") -> list[str]:
     """The ``sphinx-build`` command ``make docs`` runs; ``jobs`` is ``"auto"`` or a number of processes.

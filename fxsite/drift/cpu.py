@@ -137,8 +137,7 @@ def build_under(setting: Setting, site: Path, *, force: bool | None = None) -> s
     leaves out the vector width ``ATEN_CPU_CAPABILITY`` makes Inductor compile for, so code cached
     under one setting and loaded under another computes garbage (``fxsite.sphinx.fingerprint.inductor_cache_dir``).
     """
-    from fxsite.drift.build import build_docs
-    from fxsite.sphinx.warm_kernels import SERVER_ENV
+    from fxsite.drift.build import SERVER_ENV, build_docs
 
     site = Path(site).resolve()
     saved = {name: os.environ.get(name) for name in (*setting.env, SERVER_ENV, "JUPYTER_PATH",

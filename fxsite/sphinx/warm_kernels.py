@@ -35,10 +35,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from fxsite.drift.build import SERVER_ENV
 from fxsite.sphinx import limits
 from fxsite.sphinx.fingerprint import import_time_env
 
-SERVER_ENV = "FXGUIDE_KERNEL_SERVER"
 PRELOAD = ("torch", "torch.fx", "ipykernel.kernelapp", "ipykernel.ipkernel", "IPython", "numpy")
 CHECKOUT_PACKAGES = ("fxguide", "fxsite")  # never handed to a kernel pre-imported: they change under a writer
 
