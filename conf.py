@@ -270,7 +270,18 @@ nitpick_ignore = [
 ]
 
 
+def _module_names_in_signatures(app, what, name, obj, options, signature, return_annotation):
+    """A default that is a module shows as its name (`autowrap_modules=(math,)`), not as its repr, which names
+    the file of the machine that built the site (`<module 'math' from '/root/.pyenv/...'>`)."""
+    import re
+
+    module = re.compile(r"<module '([\w.]+)' (?:from '[^']*'|\(built-in\))>")
+    return (module.sub(r"\1", signature) if signature else signature,
+            module.sub(r"\1", return_annotation) if return_annotation else return_annotation)
+
+
 def setup(app):
     app.add_config_value("fxguide_fingerprint", FINGERPRINT, "env")
+    app.connect("autodoc-process-signature", _module_names_in_signatures)
     # -- gallery: every example re-runs under a new fingerprint or in a forced build --
     rerun_gallery_when_stale(app, GALLERY_OUT, FINGERPRINT, force=FORCE_EXECUTE)

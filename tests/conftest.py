@@ -24,9 +24,15 @@ from filelock import FileLock
 
 from fxsite import ROOT
 from fxsite.drift.build import build_docs
+from fxsite.sphinx.fingerprint import inductor_cache_dir
 from throwaway import share_kernel_server
 
 BUILD_DIR = Path(os.environ.get("FXGUIDE_BUILD_DIR", ROOT / "_build"))
+
+# Tests run under other CPU settings (ATEN_CPU_CAPABILITY=avx2 make test) compile Inductor code into a cache of
+# their own: torch's cache key leaves out the vector width, and code cached for another one computes garbage.
+if inductor_cache_dir() is not None:
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = inductor_cache_dir()
 
 DOCS_GROUP = "docs-build"
 

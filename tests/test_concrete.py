@@ -732,3 +732,16 @@ def test_an_input_object_holding_tensors_is_refused_with_the_way_to_pass_its_ten
     with pytest.raises(TypeError, match=r"the example input 'cache' is \(or holds\) a Cache; .* Pass the tensors it "
                                         r"holds \(a list or dict of them\) and build the object inside"):
         concrete_trace(lambda x, cache: x + cache.layers[0], (torch.ones(2), _cached(torch.ones(2))[1]))
+
+
+def test_retrace_puts_back_an_input_a_refused_graph_updated_in_place_before_its_guard():
+    def bump_then_branch(x):
+        x.add_(1)
+        return x * 2 if x.sum() > 0 else x - 1
+
+    paths = concrete_trace(bump_then_branch, (torch.ones(3),), on_mismatch="retrace")
+    for start in (-2.0, 3.0, -5.0):  # the second path is traced, then each path is tried in turn
+        given, twin = torch.full((3,), start), torch.full((3,), start)
+        assert torch.equal(paths(given), bump_then_branch(twin))
+        assert torch.equal(given, twin), "the caller's tensor must be updated once, as eager updates it"
+    assert len(paths.paths) == 2

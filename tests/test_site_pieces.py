@@ -49,7 +49,8 @@ def _executed_pages(site: Path) -> list[Path]:
 
 
 def _machine_paths() -> list[str]:
-    paths = {str(ROOT), sys.prefix, sysconfig.get_paths()["purelib"]}
+    # the interpreter's own install too: a module's repr (a default argument on the API page) names its file
+    paths = {str(ROOT), sys.prefix, sysconfig.get_paths()["purelib"], sys.base_prefix, sysconfig.get_paths()["stdlib"]}
     return sorted({p for p in paths if len(p) > 4}, key=len, reverse=True)
 
 

@@ -322,7 +322,8 @@ class GuardedPaths(nn.Module):
 
     Calling it tries each graph in the order they were traced; a graph whose
     guard fails raises :class:`GuardError` at that guard, so only the work
-    before it is repeated (graphs must not mutate their inputs). When no graph
+    before it is repeated, and an input that work updated in place is put back
+    first (its values are copied before each attempt). When no graph
     fits, ``root`` is traced again on the call's inputs, up to ``max_paths``
     graphs. Build it with ``concrete_trace(..., on_mismatch="retrace")``.
     """
@@ -347,9 +348,13 @@ class GuardedPaths(nn.Module):
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         errors: list[GuardError] = []
         for gm in self.paths:
+            # A graph runs up to the guard that refuses the input: an in-place update of an input before it
+            # (``x.add_(1)``) would stay done, and the next graph would start from the updated input.
+            kept = _keep_tensors((args, kwargs))
             try:
                 return gm(*args, **kwargs)
             except GuardError as error:
+                _put_back(kept)
                 errors.append(error)
         if len(self.paths) >= self.max_paths:
             last = errors[-1]
@@ -364,6 +369,20 @@ class GuardedPaths(nn.Module):
     def decisions(self) -> list[list[Decision]]:
         """The decisions of each traced path, in the order the paths were traced."""
         return [decisions(gm) for gm in self.paths]
+
+
+def _keep_tensors(inputs: Any) -> list[tuple[torch.Tensor, int, torch.Tensor]]:
+    """Each tensor in ``inputs`` (nested in lists, tuples, dicts), its version counter and a copy of its values."""
+    leaves = [t for t in torch.utils._pytree.tree_leaves(inputs) if isinstance(t, torch.Tensor)]
+    return [(t, t._version, t.detach().clone()) for t in leaves]
+
+
+def _put_back(kept: list[tuple[torch.Tensor, int, torch.Tensor]]) -> None:
+    """Write back the values of every kept tensor that was updated in place since it was kept."""
+    with torch.no_grad():
+        for tensor, version, values in kept:
+            if tensor._version != version:
+                tensor.copy_(values)
 
 
 def decisions(traced: fx.GraphModule | GuardedPaths) -> list[Decision]:
