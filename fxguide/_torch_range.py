@@ -32,7 +32,15 @@ def release(version: str, parts: int = 2) -> tuple[int, ...]:
     (2, 14)
     >>> release("2.15.0rc1", 3)
     (2, 15, 0)
+    >>> release("2.14.1", parts=-1)
+    Traceback (most recent call last):
+    ...
+    ValueError: release: parts must be a positive int (how many numbers to keep), got -1
     """
+    if not isinstance(version, str) or not re.match(r"\d", version):
+        raise ValueError(f"release: version must be a version string like '2.14.1', got {version!r}")
+    if isinstance(parts, bool) or not isinstance(parts, int) or parts < 1:
+        raise ValueError(f"release: parts must be a positive int (how many numbers to keep), got {parts!r}")
     numbers = version.split("+")[0].split(".")[:parts]
     found = tuple(int(re.match(r"\d*", number).group() or 0) for number in numbers)  # type: ignore[union-attr]
     return found + (0,) * (parts - len(found))

@@ -304,3 +304,28 @@ def test_the_dynamic_batch_row_resizes_tensors_passed_directly_and_keeps_lists_s
     result = examine(Stacks(), (([torch.randn(2, 3), torch.randn(2, 3)], torch.randn(4, 3)), {}),
                      tools=["export_dynamic_batch"])
     assert result.ok, result["export_dynamic_batch"].verdict
+
+
+def test_below_float32_a_large_element_does_not_widen_a_small_elements_tolerance():
+    from fxguide.diagnose.compare import compare
+
+    reference = torch.tensor([100.0, 0.01], dtype=torch.float64)
+    eager = reference.to(torch.bfloat16)
+    wrong = torch.tensor([100.0, 0.06], dtype=torch.bfloat16)  # the small element is off by five times its size
+    assert compare(eager, eager, reference) == ""
+    assert compare(wrong, eager, reference) != "", "the 0.05 error at a 0.01 element must not pass"
+    nudged = eager.clone()
+    nudged[0] += 0.5  # one unit of bfloat16's precision at 100: within the large element's own tolerance
+    assert compare(nudged, eager, reference) == ""
+
+
+def test_run_tool_and_release_refuse_what_they_cannot_use():
+    from fxguide._torch_range import release
+    from fxguide.diagnose import run_tool
+
+    x = ((torch.ones(2),), {})
+    with pytest.raises(TypeError, match="model must be an nn.Module or a function"):
+        run_tool("symbolic_trace", None, x, x, torch.ones(2))
+    for parts in (-1, 0, True, 1.5):
+        with pytest.raises(ValueError, match="parts must be a positive int"):
+            release("2.14.1", parts=parts)

@@ -279,6 +279,9 @@ def run_tool(tool: str, model: nn.Module, example: Inputs, other: Inputs, eager_
     """
     if capture is None and tool not in CAPTURES:
         raise ValueError(f"run_tool: unknown tool {tool!r}; choose from {sorted(CAPTURES)}, or pass capture=")
+    if not isinstance(model, nn.Module) and not callable(model):
+        raise TypeError(f"run_tool: model must be an nn.Module or a function, got {type(model).__name__}; "
+                        "pass the model itself (an instance), e.g. run_tool('symbolic_trace', MyModel(), ...)")
     if capture is not None and not callable(capture):
         raise TypeError(f"run_tool: capture must be callable as capture(model, args, kwargs), got {capture!r}")
     if reset is not None and not callable(reset):
