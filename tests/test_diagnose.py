@@ -329,3 +329,34 @@ def test_run_tool_and_release_refuse_what_they_cannot_use():
     for parts in (-1, 0, True, 1.5):
         with pytest.raises(ValueError, match="parts must be a positive int"):
             release("2.14.1", parts=parts)
+
+
+class _CountsCalls(nn.Module):
+    calls = 0  # a class attribute a forward changes
+    seen: list = []  # a container held by the class
+
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(3, 3)
+        self.generator = torch.Generator().manual_seed(0)  # drawn from in forward
+
+    def forward(self, x):
+        type(self).calls += 1
+        type(self).seen.append(x.shape[0])
+        return self.linear(x) + torch.rand(x.shape, generator=self.generator)
+
+
+def test_a_snapshot_puts_back_class_attributes_and_a_model_owned_generator():
+    from fxguide.diagnose.safety import Snapshot
+
+    model = _CountsCalls()
+    state = model.generator.get_state()
+    snapshot = Snapshot(model)
+    model(torch.ones(2, 3))
+    found = snapshot.differences()
+    assert any("calls changed" in line for line in found), found
+    assert any("list the model holds changed" in line for line in found), found
+    assert any("torch.Generator" in line for line in found), found
+    snapshot.restore()
+    assert _CountsCalls.calls == 0 and _CountsCalls.seen == [] and torch.equal(model.generator.get_state(), state)
+    assert snapshot.differences() == []

@@ -172,7 +172,9 @@ class Snapshot:
     is every buffer (batch norm writes its running statistics without moving
     ``_version``); a rebound ``.data`` is bound back. Also the module-level names of ``torch``,
     ``torch.nn.functional``, ``torch.Tensor``, ``math``, ``builtins``, of
-    each Python module that defines one of the model's classes, and of each module
+    each Python module that defines one of the model's classes and of those classes
+    (class attributes, and the containers they hold), the state of every
+    ``torch.Generator`` the model holds, and of each module
     and class whose functions ``torch.fx.wrap`` registered (tracing patches them
     while it runs): a tool that patches a function there and fails is undone.
 
@@ -200,6 +202,7 @@ class Snapshot:
         self._modules = list(model.modules())
         self._dicts = [(m, dict(vars(m))) for m in self._modules]
         self._containers: list[tuple[Any, Any]] = []  # (container or object, shallow copy of its contents)
+        self._generators: list[tuple[torch.Generator, torch.Tensor]] = []  # (a generator the model holds, its state)
         self._tensors: list[list[Any]] = []  # [tensor, _version, .data, layout, requires_grad]
         self._values = _Values()
         seen: set[int] = set()
@@ -214,6 +217,11 @@ class Snapshot:
             for value in attrs.values():
                 self._walk(value, seen, self.DEPTH)
         self._namespaces = [(space, dict(vars(space))) for space in self._patchable(model)]
+        for space, names in self._namespaces:  # containers held as class attributes (a registry, a counter)
+            if isinstance(space, type) and space not in (torch.Tensor,):
+                for value in names.values():
+                    if isinstance(value, (list, dict, set, torch.Generator)) or _is_plain_object(value):
+                        self._walk(value, seen, self.DEPTH)
 
     def _tensor(self, tensor: Any, seen: set[int]) -> None:
         if not isinstance(tensor, torch.Tensor) or id(tensor) in seen:
@@ -229,6 +237,11 @@ class Snapshot:
     def _walk(self, value: Any, seen: set[int], depth: int) -> None:
         if isinstance(value, torch.Tensor):
             self._tensor(value, seen)
+            return
+        if isinstance(value, torch.Generator):  # drawing from it moves its state, not any attribute
+            if id(value) not in seen:
+                seen.add(id(value))
+                self._generators.append((value, value.get_state()))
             return
         if depth <= 0 or id(value) in seen or len(seen) > self.LARGEST:
             return
@@ -257,6 +270,9 @@ class Snapshot:
             defined_in = sys.modules.get(type(module).__module__)
             if isinstance(defined_in, ModuleType) and not defined_in.__name__.startswith("torch."):
                 spaces.append(defined_in)
+            # the model's own classes: a forward may set a class attribute (a counter, a cache, a flag)
+            spaces += [cls for cls in type(module).__mro__
+                       if cls not in (object, nn.Module) and not cls.__module__.startswith(("torch", "builtins"))]
         # What torch.fx.wrap registered, which symbolic tracing (and export through it) patches while it runs:
         # a tool stopped by the time limit half-way must not leave a wrapped function in its module.
         from torch.fx import _symbolic_trace as fx_trace
@@ -283,6 +299,9 @@ class Snapshot:
         for container, saved in self._containers:
             if not _same(container, saved):
                 _refill(container, saved)
+        for generator, state in self._generators:
+            if not torch.equal(generator.get_state(), state):
+                generator.set_state(state)
         with torch.no_grad():
             for record in self._tensors:
                 self._put_back(*record, check_values=False)
@@ -328,6 +347,10 @@ class Snapshot:
         for container, saved in self._containers:
             if not _same(container, saved):
                 found.append(f"the contents of a {type(container).__name__} the model holds changed")
+        for generator, state in self._generators:
+            if not torch.equal(generator.get_state(), state):
+                generator.set_state(state)
+                found.append("the state of a torch.Generator the model holds changed (put back at the end)")
         with torch.no_grad():
             for record in self._tensors:
                 wrong = self._put_back(*record, check_values=True)
