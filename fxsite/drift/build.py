@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from fxsite.drift.extract import ROOT
@@ -30,12 +31,15 @@ def sphinx_command(out: Path, *, src: Path = ROOT / "docs", conf: Path = ROOT, j
 
 
 def build_docs(out: Path = ROOT / "_build", *, force: bool | None = None, cwd: Path = ROOT,
-               src: Path | None = None, conf: Path | None = None) -> subprocess.CompletedProcess[str]:
+               src: Path | None = None, conf: Path | None = None,
+               env: Mapping[str, str | None] | None = None) -> subprocess.CompletedProcess[str]:
     """Build the site into ``out/html``.
 
     ``force=True`` re-executes every page and example; ``force=False`` is the local,
     cached workflow even inside CI (``CI`` and ``FXGUIDE_EXECUTE`` are dropped for the
     build); ``None`` leaves the choice to the environment, as ``make docs`` does.
+    ``env`` sets variables for the build only (``None`` removes one), on top of this
+    process's environment.
     Returns the finished process (stdout and stderr merged); callers decide what a
     non-zero exit means for them.
     """
@@ -43,7 +47,10 @@ def build_docs(out: Path = ROOT / "_build", *, force: bool | None = None, cwd: P
         raise TypeError(f"force must be True, False or None, not {force!r}")
     if not Path(cwd).is_dir():
         raise FileNotFoundError(f"build_docs: cwd {cwd} is not a folder; pass the repository (or site) to build")
-    env = dict(os.environ)
+    changes, env = dict(env or {}), dict(os.environ)
+    env.update({name: value for name, value in changes.items() if value is not None})
+    for name in [name for name, value in changes.items() if value is None]:
+        env.pop(name, None)
     if force:
         env["FXGUIDE_EXECUTE"] = "force"
     elif force is False:

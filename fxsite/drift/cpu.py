@@ -110,9 +110,8 @@ def copy_checkout(dest: Path, root: Path = ROOT) -> Path:
     A copy, because sphinx-gallery writes its pages into the source tree (``docs/gallery``):
     two builds of one tree would overwrite each other's examples.
     """
-    dest = Path(dest).resolve()
-    if dest.resolve() == Path(root).resolve() or Path(root).resolve() in dest.resolve().parents and \
-            not dest.resolve().is_relative_to(Path(root).resolve() / "_build"):
+    dest, root = Path(dest).resolve(), Path(root).resolve()
+    if dest == root or root in dest.parents and not dest.is_relative_to(root / "_build"):
         raise ValueError(f"copy_checkout: {dest} must be outside the checkout (or inside its _build folder)")
     keep = dest / ".jupyter_cache"  # a previous copy's execution cache: keyed on code and environment
     cache = None
@@ -140,20 +139,9 @@ def build_under(setting: Setting, site: Path, *, force: bool | None = None) -> s
     from fxsite.drift.build import SERVER_ENV, build_docs
 
     site = Path(site).resolve()
-    saved = {name: os.environ.get(name) for name in (*setting.env, SERVER_ENV, "JUPYTER_PATH",
-                                                     "TORCHINDUCTOR_CACHE_DIR")}
-    try:
-        os.environ.update(setting.env)
-        os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(site / "_build" / "inductor-cache")
-        # a shared server was started under this process's settings: its forks would keep them
-        os.environ.pop(SERVER_ENV, None)
-        return build_docs(Path(site) / "_build", force=force, cwd=site)
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+    # SERVER_ENV removed: a shared server was started under this process's settings, and its forks keep them
+    env = {**setting.env, "TORCHINDUCTOR_CACHE_DIR": str(site / "_build" / "inductor-cache"), SERVER_ENV: None}
+    return build_docs(site / "_build", force=force, cwd=site, env=env)
 
 
 def moved(site: Path, setting: Setting, sources: list[str] | None = None) -> dict[str, list[str]]:
