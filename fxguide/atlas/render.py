@@ -1,0 +1,128 @@
+"""The atlas as a page shows it: one table per family, then each row's code, outcomes and fix.
+
+Both render as HTML on the page and as plain text in the recorded outputs (the
+text is what the output check compares), so every cell is checked.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+from fxguide.atlas import Case, family
+from fxguide.atlas.judge import Cell, run
+from fxguide.atlas.tools import TOOLS
+from fxguide.display import MarkdownTable, markdown_table
+
+COLUMNS = ["eager", *TOOLS]
+_CLASS = {"same": "atlas-same", "differs": "atlas-differs", "refused": "atlas-refused", "error": "atlas-error",
+          "runs": "atlas-runs"}
+
+
+@dataclass
+class Row:
+    """One case and its cell per column."""
+
+    case: Case
+    cells: list[Cell]
+
+    @property
+    def dangerous(self) -> list[str]:
+        """The tools that captured the case and gave another answer than eager mode without raising."""
+        return [cell.tool for cell in self.cells if cell.kind == "differs"]
+
+
+def run_family(name: str) -> list[Row]:
+    """Run every case of family ``name`` through every column."""
+    return [Row(case, [run(case, tool) for tool in COLUMNS]) for case in family(name)]
+
+
+class AtlasTable(str):
+    """The family's table: plain text (one line per row) for the output check, HTML with links for the page."""
+
+    def __new__(cls, rows: list[Row]) -> AtlasTable:
+        lines = [" | ".join(["construct", *COLUMNS])]
+        lines += [" | ".join([row.case.title, *(cell.short for cell in row.cells)]) for row in rows]
+        table = super().__new__(cls, "\n".join(lines))
+        table.rows = rows
+        return table
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_html_(self) -> str:
+        head = "".join(f"<th>{html.escape(name)}</th>" for name in ["construct", *COLUMNS])
+        body = []
+        for row in self.rows:
+            title = f'<a href="#{row.case.anchor}">{html.escape(row.case.title)}</a>'
+            cells = "".join(f'<td class="{_CLASS[cell.kind]}">{html.escape(cell.short)}</td>' for cell in row.cells)
+            body.append(f"<tr><th>{title}</th>{cells}</tr>")
+        return (f'<div class="atlas-scroll"><table class="table atlas"><thead><tr>{head}</tr></thead>'
+                f"<tbody>{''.join(body)}</tbody></table></div>")
+
+
+def table(rows: list[Row]) -> AtlasTable:
+    """The table of ``rows`` (from :func:`run_family`)."""
+    return AtlasTable(rows)
+
+
+class RowDetails(str):
+    """Every row in full: its code, each tool's outcome with the message, and what to do."""
+
+    def __new__(cls, rows: list[Row]) -> RowDetails:
+        blocks = []
+        for row in rows:
+            lines = [f"## {row.case.title}  (#{row.case.anchor})"]
+            if row.case.note:
+                lines.append(f"note: {row.case.note}")
+            lines += [f"{cell.tool}: {_outcome(cell)}" for cell in row.cells]
+            lines.append(f"what to do: {row.case.fix}")
+            blocks.append("\n".join(lines))
+        details = super().__new__(cls, "\n\n".join(blocks))
+        details.rows = rows
+        return details
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_html_(self) -> str:
+        parts = []
+        for row in self.rows:
+            items = "".join(f'<li><b>{html.escape(cell.tool)}</b>: <span class="{_CLASS[cell.kind]}">'
+                            f"{html.escape(_outcome(cell))}</span></li>" for cell in row.cells)
+            note = f"<p><em>{html.escape(row.case.note)}</em></p>" if row.case.note else ""
+            parts.append(f'<section class="atlas-row" id="{row.case.anchor}"><h3>{html.escape(row.case.title)}'
+                         f'<a class="headerlink" href="#{row.case.anchor}">#</a></h3>{note}'
+                         f'<pre><code class="language-python">{html.escape(row.case.code)}</code></pre>'
+                         f"<ul>{items}</ul><p><b>What to do:</b> {html.escape(row.case.fix)}</p></section>")
+        return "".join(parts)
+
+
+def _outcome(cell: Cell) -> str:
+    if cell.tool == "eager":
+        return "runs" if cell.kind == "same" else f"raises {cell.error}"
+    text = {"same": "same as eager", "differs": "DIFFERS from eager, silently: " + ", ".join(cell.differs),
+            "refused": f"captured; the second input raises {cell.error}",
+            "error": f"raises {cell.error}", "runs": f"captured and runs; {cell.error}"}[cell.kind]
+    if cell.graphs > 1:
+        text += f" ({cell.graphs} graphs)"
+    if cell.breaks:
+        text += f" [graph breaks: {', '.join(sorted(set(cell.breaks)))}]"
+    return text
+
+
+def counts(rows: list[Row]) -> MarkdownTable:
+    """How many cells of each kind each tool has in ``rows``: the family at a glance."""
+    kinds = ["same", "differs", "refused", "error", "runs"]
+    body = [[tool, *(str(sum(row.cells[i].kind == kind for row in rows)) for kind in kinds)]
+            for i, tool in enumerate(COLUMNS) if i]
+    return markdown_table(["tool", "same", "DIFFERS", "refused on the second input", "error", "runs where eager raises"],
+                          body)
+
+
+def details(rows: list[Row]) -> RowDetails:
+    """Every row of ``rows`` in full."""
+    return RowDetails(rows)
+
+
+__all__ = ["COLUMNS", "AtlasTable", "Row", "RowDetails", "counts", "details", "run_family", "table"]

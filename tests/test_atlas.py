@@ -1,0 +1,145 @@
+"""The behaviour atlas's machinery: the rows it holds and the judge that fills each cell.
+
+The cells themselves are torch's behaviour, checked on the atlas pages by the
+output check; here the judge is run with stand-in tools whose behaviour we know,
+so that each verdict it can give is shown to be given when, and only when, it applies.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+import torch
+from torch import nn
+
+from fxguide import atlas
+from fxguide.atlas import judge
+from fxguide.atlas.render import COLUMNS, counts, details, table
+from fxguide.atlas.tools import TOOLS, Captured
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return atlas.all_cases()
+
+
+def test_the_atlas_has_at_least_100_rows_in_seven_families(rows):
+    assert len(rows) >= 100
+    assert set(atlas.family_names()) == {"side_effects", "randomness", "tensor_data", "autograd_state",
+                                         "module_state", "python_structure", "calls_out"}
+
+
+def test_every_row_has_a_unique_anchor_a_fix_and_its_code(rows):
+    anchors = [row.anchor for row in rows]
+    assert len(anchors) == len(set(anchors)), [a for a in anchors if anchors.count(a) > 1]
+    for row in rows:
+        assert row.fix.strip(), row.title
+        assert "def forward" in row.code, row.title
+
+
+def test_the_columns_are_eager_then_every_tool():
+    assert COLUMNS == ["eager", *TOOLS]
+    assert len(TOOLS) >= 8
+
+
+def _case(title: str) -> atlas.Case:
+    return next(case for case in atlas.all_cases() if case.title == title)
+
+
+@pytest.fixture
+def stand_in(monkeypatch):
+    """Register a stand-in tool under the name ``stand-in`` for one test."""
+    def use(tool):
+        monkeypatch.setitem(TOOLS, "stand-in", tool)
+        return "stand-in"
+    return use
+
+
+def test_a_tool_that_returns_the_model_itself_is_the_same_as_eager(stand_in):
+    tool = stand_in(lambda model, args: Captured(model))
+    for title in ["print", "logger.warning(...)", "a counter attribute (self.calls += 1)", "torch.randn_like"]:
+        assert judge.run(_case(title), tool).kind == "same", title
+
+
+def test_a_capture_that_returns_another_value_differs_in_output(stand_in):
+    tool = stand_in(lambda model, args: Captured(lambda *a: model(*a) * 0, holds_state=False))
+    cell = judge.run(_case("print"), tool)
+    assert (cell.kind, cell.differs) == ("differs", ["output"])
+
+
+@pytest.mark.parametrize("title, effect", [("print", "print"), ("logger.warning(...)", "log"),
+                                           ("warnings.warn(...)", "warning"),
+                                           ("a counter attribute (self.calls += 1)", "state")])
+def test_a_capture_that_skips_the_forward_s_python_drops_its_effect(stand_in, title, effect):
+    frozen = {}
+
+    def tool(model, args):
+        frozen["out"] = model(*args)  # runs the forward once, like a tracer; then only x + 1, its arithmetic
+        return Captured(lambda *a: frozen["out"] + (a[0] - args[0]), holds_state=False)
+
+    cell = judge.run(_case(title), stand_in(tool))
+    assert cell.kind == "differs" and effect in cell.differs, cell
+
+
+def test_a_tool_that_raises_while_capturing_is_an_error_with_its_message(stand_in):
+    def tool(model, args):
+        raise RuntimeError("cannot capture\nsecond line")
+    cell = judge.run(_case("print"), stand_in(tool))
+    assert (cell.kind, cell.error, cell.short) == ("error", "RuntimeError: cannot capture", "error: RuntimeError")
+
+
+def test_a_capture_that_raises_on_the_second_input_is_refused_not_wrong(stand_in):
+    calls = []
+
+    def run(*args):
+        calls.append(args)
+        if len(calls) > 1:
+            raise AssertionError("Guard failed: x.size()[0] == 2")
+        return args[0] + 1
+
+    cell = judge.run(_case("torch.randn_like"), stand_in(lambda model, args: Captured(run)))
+    assert cell.kind == "refused" and cell.error.startswith("AssertionError: Guard failed")
+
+
+def test_a_graph_break_id_is_read_from_dynamo_s_message():
+    message = "For more details: https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0291.html"
+    assert judge.Cell("compile", "error", error="Unsupported: x", breaks=judge.gb_ids(message)).short \
+        == "error: Unsupported GB0291"
+
+
+def test_a_check_eager_raises_must_raise_through_the_capture(stand_in):
+    case = _case("raise on a bad input")
+    assert judge.run(case, stand_in(lambda model, args: Captured(model))).kind == "same"
+    cell = judge.run(case, stand_in(lambda model, args: Captured(lambda x: x.abs().sqrt())))
+    assert (cell.kind, cell.differs) == ("differs", ["no ValueError"])
+
+
+def test_state_is_compared_by_what_the_call_changed():
+    assert judge.changes({"n": 1, "b": torch.zeros(1)}, {"n": 2, "b": torch.zeros(1)}) == {"n": ("by", 1)}
+    assert judge.changes({"a": 1}, {}) == {"a": "<deleted>"}
+    assert judge.changes([1], [1]) == "<unchanged>"
+
+
+def test_the_judge_refuses_an_unknown_tool_and_family():
+    with pytest.raises(ValueError, match="unknown tool 'nope'"):
+        judge.run(_case("print"), "nope")
+    with pytest.raises(ValueError, match="unknown family 'nope'"):
+        atlas.family("nope")
+
+
+def test_the_judge_leaves_the_logging_levels_as_it_found_them():
+    levels = logging.getLogger().level, logging.getLogger("torch").level
+    judge.run(_case("logger.warning(...)"), "export")
+    assert (logging.getLogger().level, logging.getLogger("torch").level) == levels
+
+
+def test_a_table_and_its_details_render_every_cell_as_text_and_html(stand_in):
+    from fxguide.atlas.render import Row
+    cells = [judge.Cell(tool, "same") for tool in COLUMNS]
+    cells[3] = judge.Cell(COLUMNS[3], "differs", differs=["print"])
+    rows = [Row(_case("print"), cells)]
+    assert "print | same | same | same | DIFFERS: print | same" in str(table(rows))
+    assert 'id="atlas-print"' in details(rows)._repr_html_()
+    assert 'class="atlas-differs"' in table(rows)._repr_html_()
+    assert "| make_fx | 0 | 1 |" in str(counts(rows)).replace("  ", " ")
