@@ -24,10 +24,12 @@ def rows():
     return atlas.all_cases()
 
 
-def test_the_atlas_has_at_least_100_rows_in_seven_families(rows):
-    assert len(rows) >= 100
+def test_the_atlas_has_at_least_100_construct_rows_and_30_export_contract_rows(rows):
     assert set(atlas.family_names()) == {"side_effects", "randomness", "tensor_data", "autograd_state",
-                                         "module_state", "python_structure", "calls_out"}
+                                         "module_state", "python_structure", "calls_out", "export_contracts"}
+    contracts = atlas.family("export_contracts")
+    assert len(rows) - len(contracts) >= 100
+    assert len(contracts) >= 25
 
 
 def test_every_row_has_a_unique_anchor_a_fix_and_its_code(rows):

@@ -176,9 +176,11 @@ def run(case: Any, tool: str) -> Cell:
             expected = eager(*second)
         except Exception as error:  # noqa: BLE001
             raised = error
+    eager_second = second
     expected_change = changes(before, case.observe(eager))
 
     model = case.build()
+    first, second = case.inputs()  # fresh inputs: eager mode may have changed its own in place
     captured = None
     try:
         with watched(CAPTURE_SEED):
@@ -201,6 +203,8 @@ def run(case: Any, tool: str) -> Cell:
         return Cell(tool, "differs", differs=[f"no {type(raised).__name__}"], graphs=captured.graphs(),
                     breaks=captured.breaks())
     differs = [] if same(got, expected) else ["output"]
+    if not same(second, eager_second):
+        differs.append("input")  # an in-place update of an input, made by one side only
     differs += effects.differences(eager_effects)
     if not _same_state(changes(before, observe(case, holder, model)), expected_change):
         differs.append("state")

@@ -100,8 +100,9 @@ def export_strict(model, args, kwargs):
 def batch_dims(model: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
     """``dynamic_shapes`` for export: ``Dim.AUTO`` on dimension 0 of every tensor passed directly.
 
-    Tensors inside a list, tuple or dict stay static (a detection model's list of
-    images: the list's length is the batch); so do tensors with no dimension.
+    Tensors inside a container (a list, a dict, a registered dataclass) stay static
+    (a detection model's list of images: the list's length is the batch); so do
+    tensors with no dimension.
     """
     signature, bound = _bind("batch_dims", model, args, kwargs)
     auto = torch.export.Dim.AUTO
@@ -109,7 +110,7 @@ def batch_dims(model: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) 
     def spec(value: Any) -> Any:
         if isinstance(value, torch.Tensor):
             return {0: auto} if value.dim() else None
-        return pytree.tree_map(lambda _: None, value)
+        return static(value)
 
     shapes: dict[str, Any] = {}
     for name, value in bound.arguments.items():
@@ -121,6 +122,26 @@ def batch_dims(model: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) 
         else:
             shapes[name] = spec(value)
     return shapes
+
+
+def static(value: Any) -> Any:
+    """A ``dynamic_shapes`` entry that keeps every tensor in ``value`` static, shaped as export expects:
+    lists, tuples and dicts as themselves, any other registered container as the list of its children.
+
+    >>> static({"a": [torch.ones(1), 2]})
+    {'a': [None, None]}
+    """
+    if isinstance(value, tuple) and hasattr(value, "_fields"):  # a NamedTuple: its own type
+        return type(value)(*(static(v) for v in value))
+    if isinstance(value, (list, tuple)):
+        return type(value)(static(v) for v in value) if type(value) in (list, tuple) else [static(v) for v in value]
+    if isinstance(value, dict):
+        return {k: static(v) for k, v in value.items()}
+    node = pytree.SUPPORTED_NODES.get(type(value))
+    if node is not None and not isinstance(value, torch.Tensor):
+        children, _ = node.flatten_fn(value)
+        return [static(child) for child in children]
+    return None
 
 
 def export_dynamic_batch(model, args, kwargs):
