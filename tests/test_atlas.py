@@ -145,3 +145,26 @@ def test_a_table_and_its_details_render_every_cell_as_text_and_html(stand_in):
     assert 'id="atlas-print"' in details(rows)._repr_html_()
     assert 'class="atlas-differs"' in table(rows)._repr_html_()
     assert "| make_fx | 0 | 1 |" in str(counts(rows)).replace("  ", " ")
+
+
+def test_the_fx_tools_table_has_10_graph_kinds_and_15_tools_at_least():
+    from fxguide.atlas import graph_tools
+    assert len(graph_tools.FX_TOOLS) >= 15
+    kinds = graph_tools.graph_kinds()
+    assert len(kinds) >= 10 and len({g.kind for g in kinds}) == len(kinds)
+
+
+def test_an_fx_tool_that_changes_the_values_is_reported_not_passed(monkeypatch):
+    from fxguide.atlas import graph_tools
+    graph = graph_tools.graph_kinds()[0]
+
+    def wrong(g):
+        graph_tools._runs_alike(lambda *inputs: g.expected * 2, g)
+        return "works"
+
+    monkeypatch.setitem(graph_tools.FX_TOOLS, "wrong", wrong)
+    assert graph_tools.apply("wrong", graph).startswith("error: AssertionError: ran, but returns other values")
+    with pytest.raises(ValueError, match="unknown tool"):
+        graph_tools.apply("nope", graph)
+    with pytest.raises(TypeError, match="must be a Graph"):
+        graph_tools.apply("pickle", graph.module)

@@ -92,7 +92,7 @@ class Case:
 
     @property
     def anchor(self) -> str:
-        """The row's HTML id, from its title: ``logger.warning(...)`` -> ``atlas-logger-warning``."""
+        """The row's HTML id, made from its title (``logger.warning(...)`` gives ``atlas-logger-warning``)."""
         return "atlas-" + re.sub(r"[^a-z0-9]+", "-", self.title.lower()).strip("-")
 
     def build(self) -> nn.Module:

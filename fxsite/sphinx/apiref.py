@@ -221,7 +221,10 @@ class PackageApi(SphinxDirective):
         for name in names:
             module = importlib.import_module(name)
             self.env.note_dependency(module.__file__)
-            sections.append(_section(self, name, [f".. automodule:: {name}", "   :members:"]))
+            # The atlas's case modules are examples, shown with their outcomes on the atlas pages: their
+            # docstring here, not their classes (whose members would repeat torch's own docstrings).
+            members = [] if ".atlas.cases." in name else ["   :members:"]
+            sections.append(_section(self, name, [f".. automodule:: {name}", *members]))
         return sections
 
 
