@@ -389,7 +389,7 @@ FX_TOOLS: dict[str, Callable[[Graph], str]] = {
     "print_readable": print_readable, "to_folder": to_folder, "pickle": pickled, "deepcopy": deepcopied,
     "lint + recompile": lint_recompile, "re-export": re_export, "export.save after an edit": export_save_after_edit,
 }
-"""The second table's columns: name -> tool."""
+"""The second table's columns, each a name and its tool."""
 
 
 def apply(tool: str, graph: Graph) -> str:

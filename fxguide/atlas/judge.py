@@ -135,7 +135,7 @@ class Cell:
 
     @property
     def short(self) -> str:
-        """The table cell: ``same``, ``same, 2 graphs (GB0291)``, ``DIFFERS: log``, ``error: Unsupported GB0291``."""
+        """The table cell, such as ``same``, ``same, 2 graphs (GB0291)``, ``DIFFERS: log`` or ``error: Unsupported GB0291``."""
         ids = sorted(set(self.breaks))
         if self.kind == "same":
             extra = f", {self.graphs} graphs" if self.graphs > 1 else ""
@@ -157,7 +157,7 @@ def first_line(error: BaseException) -> str:
 
 
 def run(case: Any, tool: str) -> Cell:
-    """Run ``case`` (an :class:`fxguide.atlas.Case`) through ``tool`` (a key of :data:`TOOLS`).
+    """Run ``case`` (an :class:`fxguide.atlas.Case`) through ``tool`` (a key of :data:`~fxguide.atlas.tools.TOOLS`).
 
     Eager mode calls a fresh model on the first input, then on the second. The
     tool captures another fresh model on the first input; the capture is called

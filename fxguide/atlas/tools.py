@@ -128,4 +128,4 @@ TOOLS: dict[str, Callable[[nn.Module, tuple], Captured]] = {
     "compile fullgraph": compile_fullgraph,
     "compile": compile_breaks,
 }
-"""The atlas's columns, in order: name -> tool."""
+"""The atlas's columns in order, each a name and its tool."""
