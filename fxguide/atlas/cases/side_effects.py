@@ -8,6 +8,7 @@ import tempfile
 import time
 import warnings
 
+import torch
 from torch import nn
 
 from fxguide.atlas import case
@@ -23,7 +24,8 @@ class Print(nn.Module):
         return x + 1
 
 
-@case("print a tensor", fix="Return the tensor and print it after the call.")
+@case("print a tensor", fix="Return the tensor and print it after the call.",
+      inputs=lambda: ((torch.ones(2, 4),), (torch.full((2, 4), 2.0),)))
 class PrintTensor(nn.Module):
     def forward(self, x):
         print("sum:", round(x.sum().item(), 4))

@@ -58,7 +58,7 @@ class ToList(nn.Module):
         return torch.tensor([v * 2 for v in x[0].tolist()])
 
 
-@case("float(tensor)", fix="Keep the value a tensor.")
+@case("float(tensor)", fix="Keep the value a tensor.", inputs=signs)
 class FloatOfTensor(nn.Module):
     def forward(self, x):
         return x * float(x.mean())
