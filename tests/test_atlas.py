@@ -168,3 +168,52 @@ def test_an_fx_tool_that_changes_the_values_is_reported_not_passed(monkeypatch):
         graph_tools.apply("nope", graph)
     with pytest.raises(TypeError, match="must be a Graph"):
         graph_tools.apply("pickle", graph.module)
+
+
+def test_the_lookup_s_atlas_index_is_the_one_the_recorded_pages_give():
+    import json
+
+    from fxsite import atlas as site_atlas
+    committed = json.loads(site_atlas.INDEX.read_text(encoding="utf-8"))
+    assert committed == site_atlas.index(), (
+        "fxguide/atlas/outcomes.json is not what tests/expected/docs/atlas holds: run `python -m fxsite.atlas` "
+        "after re-recording the atlas pages")
+
+
+def _raised(rows):
+    """(row, tool, pasted message) for every cell whose outcome quotes an error message."""
+    for row in rows:
+        for tool, outcome in row["tools"].items():
+            for prefix in ("raises ", "captured; the second input raises "):
+                if outcome["outcome"].startswith(prefix):
+                    yield row, tool, outcome["outcome"][len(prefix):]
+
+
+def test_every_message_an_atlas_cell_raises_finds_its_row_when_pasted():
+    import json
+
+    from fxguide.atlas.lookup import _MIN_MESSAGE, rows_for
+    from fxsite import atlas as site_atlas
+    rows = json.loads(site_atlas.INDEX.read_text(encoding="utf-8"))["rows"]
+    missed, checked = [], 0
+    for row, tool, message in _raised(rows):
+        if len(message.partition(": ")[2]) < _MIN_MESSAGE and not row["tools"][tool]["breaks"]:
+            continue  # too short to tell apart from unrelated code ("KeyError: 'a'"); listed in the note
+        checked += 1
+        paste = f"Traceback (most recent call last):\n  File \"model.py\", line 3, in forward\ntorch.{message}\n"
+        paste += "".join(f"visit https://meta-pytorch.github.io/compile-graph-break-site/gb/{gb.lower()}.html\n"
+                         for gb in row["tools"][tool]["breaks"])
+        if row["anchor"] not in {hit.anchor for hit in rows_for(paste)}:
+            missed.append((row["title"], tool, message[:80]))
+    assert checked > 150 and not missed, missed[:10]
+
+
+def test_the_atlas_lookup_reads_a_megabyte_paste_in_linear_time():
+    import time
+
+    from fxguide.atlas.lookup import rows_for
+    start = time.perf_counter()
+    rows_for(("frame: " + "x" * 200 + "\n") * 5000)
+    assert time.perf_counter() - start < 1.0
+    with pytest.raises(TypeError, match="text must be str"):
+        rows_for(None)

@@ -1,0 +1,58 @@
+"""The atlas's index for the lookup, written from the atlas pages' recorded outputs.
+
+``python -m fxguide.explain`` names the atlas rows that meet a pasted message.
+It cannot run the atlas (a minute of captures), so it reads
+``fxguide/atlas/outcomes.json``: for each row, its page, anchor and title, and
+for each tool the outcome and message. This module writes that file from the
+recordings in ``tests/expected/docs/atlas/`` — the outputs the output check
+compares with every build — so the index holds what the built pages show, and
+a test fails when the two part (``python -m fxsite.atlas`` writes it again).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from fxsite import ROOT
+
+RECORDED = ROOT / "tests" / "expected" / "docs" / "atlas"
+INDEX = ROOT / "fxguide" / "atlas" / "outcomes.json"
+_ROW = re.compile(r"^## (?P<title>.+)  \(#(?P<anchor>atlas-[a-z0-9-]+)\)$")
+_OUTCOME = re.compile(r"^(?P<tool>[a-z_A-Z. ]+): (?P<outcome>.*)$")
+_BREAKS = re.compile(r"\[graph breaks: (?P<ids>[A-Z0-9, ]+)\]$")
+
+
+def rows_of(recording: str, page: str) -> list[dict]:
+    """The rows of one page's recording: title, anchor, page, and each tool's outcome text and graph breaks."""
+    rows: list[dict] = []
+    for line in recording.splitlines():
+        head = _ROW.match(line)
+        if head:
+            rows.append({"title": head["title"], "anchor": head["anchor"], "page": page, "tools": {}})
+            continue
+        outcome = _OUTCOME.match(line)
+        if rows and outcome and not line.startswith(("what to do:", "note:")):
+            text = outcome["outcome"]
+            breaks = _BREAKS.search(text)
+            rows[-1]["tools"][outcome["tool"]] = {
+                "outcome": _BREAKS.sub("", text).strip(),
+                "breaks": breaks["ids"].split(", ") if breaks else []}
+    return rows
+
+
+def index(recorded: Path = RECORDED) -> dict:
+    """The index: every row of every recorded atlas page, in page order."""
+    rows: list[dict] = []
+    for path in sorted(recorded.glob("*.md.txt")):
+        page = "atlas/" + path.name.removesuffix(".md.txt")
+        rows += rows_of(path.read_text(encoding="utf-8"), page)
+    return {"about": "Written by `python -m fxsite.atlas` from tests/expected/docs/atlas; do not edit.",
+            "rows": rows}
+
+
+def write(path: Path = INDEX) -> Path:
+    """Write :func:`index` as JSON to ``path``."""
+    path.write_text(json.dumps(index(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
