@@ -8,9 +8,14 @@ from). A cause is named only when its pattern matches the message and, for a
 pattern that an error of plain Python or another library could match too,
 the text shows it comes from torch's capture stack (a torch frame, or a
 phrase torch's tracing prints); words in common with a catalogued message
-only rank the closest entries. Exit status: 0 when a cause matched, 1 when
-none did (the closest entries are listed, and text with no sign of torch's
-capture stack is said to be none of its errors), 2 when there was no text.
+only rank the closest entries. Whatever the cause, the text is also looked up
+in the inventory of the installed torch's messages
+(:func:`fxguide.diagnose.recognise.recognise`): which message it is, the
+subsystem and function that raise it, and for a graph break torch's own
+explanation and hints. Exit status: 0 when a cause matched, 1 when none did
+(the closest entries are listed, and text with neither a sign of torch's
+capture stack nor a message of the inventory is said to be none of its
+errors), 2 when there was no text.
 """
 
 from __future__ import annotations
@@ -19,10 +24,13 @@ import sys
 
 from fxguide.diagnose.causes import Cause, from_capture_stack, graph_break_url
 from fxguide.diagnose.lookup import closest, lookup
+from fxguide.diagnose.recognise import Recognition, recognise
+from fxguide.diagnose.torch_messages import inventory_release
 
 
 NOT_CAPTURE = ("This does not look like an error of torch's capture stack (torch.fx, torch.export, torch.compile): "
                "no torch frame and no phrase torch's tracing prints.")
+# (nor a message of the inventory of torch's own: text that holds one is recognised, not said to be elsewhere's)
 
 
 def _where(cause: Cause) -> list[str]:
@@ -34,6 +42,33 @@ def _where(cause: Cause) -> list[str]:
     return lines
 
 
+_PLACES = 2  # the places shown for a message torch raises in several
+
+
+def _short(text: str, width: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _recognised(found: tuple[Recognition, ...]) -> list[str]:
+    """The inventory entries the text holds: which message of torch each is, where torch raises it."""
+    lines = ["", f"torch's message (the inventory of torch {inventory_release()}):"]
+    for recognition in found:
+        entry = recognition.entry
+        if entry.graph_break:
+            lines.append(f"- graph break {entry.graph_break} [{entry.subsystem}]: {_short(entry.template)}")
+            if entry.explanation:
+                lines.append(f"    explanation: {_short(entry.explanation, 400)}")
+            lines += [f"    hint: {_short(hint, 300)}" for hint in entry.hints]
+            lines.append(f"    PyTorch's page: {graph_break_url(entry.graph_break)}")
+        else:
+            lines += [f"- [{entry.subsystem}] {entry.exception}: {_short(entry.template)}"]
+        lines += [f"    raised in {place.function} ({place.file}:{place.line})" for place in entry.where[:_PLACES]]
+        if len(entry.where) > _PLACES:
+            lines.append(f"    … and {len(entry.where) - _PLACES} more places")
+    return lines
+
+
 def explain(text: str) -> tuple[int, str]:
     """``(exit status, report)`` for the pasted ``text``."""
     if not isinstance(text, str):
@@ -42,10 +77,13 @@ def explain(text: str) -> tuple[int, str]:
         return 2, ("fxguide.explain: no error text. Pass the message as an argument (quoted) or on standard input, "
                    "e.g. `python -m fxguide.explain \"TraceError: symbolically traced variables ...\"`")
     match = lookup(text)
+    found = recognise(text)
+    known = _recognised(found) if found else []
     if match is not None:
-        return 0, "\n".join([f"cause:  {match.cause.name}", f"  from:   {match.line[:200]}", *_where(match.cause)])
-    lines = ["No cause in fxguide's catalogue matches this text."]
-    elsewhere = not from_capture_stack(text)
+        return 0, "\n".join([f"cause:  {match.cause.name}", f"  from:   {match.line[:200]}", *_where(match.cause),
+                             *known])
+    lines = ["No cause in fxguide's catalogue matches this text.", *known]
+    elsewhere = not found and not from_capture_stack(text)
     if elsewhere:
         lines.insert(0, NOT_CAPTURE)
     near = closest(text)

@@ -8,6 +8,8 @@ docs tooling beside the docs instead of inside the package they document:
   warm kernels, pre-running, the reference pages' directives, templates);
 - :mod:`fxsite.drift`: the drift guard (extract the outputs of a build, compare
   them with ``tests/expected``, report across torch versions);
+- :mod:`fxsite.inventory`: the inventory of torch's messages, harvested per
+  release from torch's source (the data the reader's lookup recognises);
 - :mod:`fxsite.web`: serving and checking the built site;
 - :mod:`fxsite.bench`: ``make bench``.
 

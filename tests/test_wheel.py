@@ -75,10 +75,11 @@ def installed(wheel, once_per_run) -> tuple[Path, Path]:
     return folder / "env" / "bin" / "python", folder / "empty"
 
 
-def test_the_wheel_holds_the_readers_package_only_with_license_and_py_typed(wheel):
+def test_the_wheel_holds_the_readers_package_only_with_license_py_typed_and_inventories(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     assert not [n for n in names if n.startswith(("fxsite/", "tests/", "docs/", "gallery/"))]
     assert "fxguide/py.typed" in names
+    assert {"fxguide/diagnose/inventory/torch-2.14.1.json", "fxguide/diagnose/inventory/torch-2.15.0.json"} <= set(names)
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), names
     assert "fxguide/models/__init__.py" in names and "fxguide/tracing/concrete/_tracer.py" in names
 

@@ -65,7 +65,7 @@ class Match:
 
 
 @lru_cache(maxsize=4)  # lookup, then closest, read the same text
-def _lines(text: str) -> tuple[str, ...]:
+def message_lines(text: str) -> tuple[str, ...]:
     """The lines worth trying, most telling first: exception lines (the last one of a traceback first), then
     ``Explanation:`` lines, then the rest. A traceback's frames (``File "...", line N, in f``) and the line of
     source each quotes are left out: code, not a message (``return function(*args, **kwargs)`` shares its
@@ -98,7 +98,7 @@ def lookup(text: str) -> Match | None:
     if not text.strip():
         raise ValueError("lookup: the text is empty; paste the error message or the whole traceback")
     evidence = from_capture_stack(text)
-    lines = _lines(text)
+    lines = message_lines(text)
     joined = "".join(f"\n{line}" for line in lines)  # the lines as they are tried (no module path, no indent)
     present = [index for index, anywhere in enumerate(_ANYWHERE) if anywhere.search(joined)]
     untyped = [(kind, [index for index, rest in _UNTYPED[kind] if rest.search(joined)]) for kind in _TYPES]
@@ -201,7 +201,7 @@ def _overlap(text: str) -> dict[int, float]:
     ``Explanation:`` line alone, or a fragment of a catalogued message. Only a ranking: words in common are no
     evidence of a cause (``'ExportedProgram' object has no attribute 'tell'`` has every word of ``... 'meta'``)."""
     best: dict[int, float] = {}
-    for line in _lines(text)[:_OVERLAP_LINES]:
+    for line in message_lines(text)[:_OVERLAP_LINES]:
         words = _words(_VALUES.sub(" ", line[:_LINE_HEAD]))
         if len(words) < 2:
             continue
@@ -232,4 +232,4 @@ def closest(text: str, count: int = 3) -> list[Cause]:
     return [cause for *_, cause in sorted(scored)[:count]]
 
 
-__all__ = ["Match", "closest", "lookup"]
+__all__ = ["Match", "closest", "lookup", "message_lines"]

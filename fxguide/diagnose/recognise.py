@@ -1,0 +1,173 @@
+"""Which of torch's messages a pasted error is: recognised from the inventory of the installed torch release.
+
+:func:`recognise` finds in a paste the templates of the inventory
+(:mod:`fxguide.diagnose.torch_messages`: every graph-break type of Dynamo's
+registry and every message the capture stack raises) and says which message it
+is: its subsystem, the function that raises it and, for a graph break, the
+registry's explanation and hints. That is a recognition, not a cause: the
+guide's causes stay :func:`fxguide.diagnose.lookup.lookup`'s.
+
+A template line is recognised only with enough distinctive literal text
+(:func:`fxguide.diagnose.distinct.distinctive`): ``{} is not supported`` or
+``Expected {} but got {}`` would claim errors of any code. A graph-break type is recognised on the line
+torch prints it on (``Unsupported: <type>``), however short. Matching is linear
+in the paste: each template line is indexed by its rarest whole word, and only
+the lines of the paste that hold that word are tried, by finding its literal
+parts in order.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from functools import cache, lru_cache
+
+from fxguide._checks import int_at_least, string
+from fxguide.diagnose.distinct import TOKEN, distinctive, whole_words
+from fxguide.diagnose.lookup import message_lines
+from fxguide.diagnose.torch_messages import Entry, entries, parts
+
+
+@dataclass(frozen=True)
+class Recognition:
+    """An inventory entry found in a paste: the entry, the template found, the (first) line it was found on."""
+
+    entry: Entry
+    template: str
+    line: str
+
+
+@dataclass(frozen=True)
+class _Line:
+    """One line of a template, as matched: its literal parts in order, and a match's weight."""
+
+    entry: Entry
+    template: str
+    parts: tuple[str, ...]
+    weight: int
+
+
+def _weight(literal: tuple[str, ...]) -> int:
+    """A match's weight: the characters of its literal text, spaces left out."""
+    text = "".join(literal)
+    return len(text) - text.count(" ")
+
+
+def _line(entry: Entry, template: str, text: str) -> _Line:
+    literal = parts(text)
+    return _Line(entry, template, literal, _weight(literal))
+
+
+@cache
+def _index(release: str = "") -> tuple[dict[str, tuple[_Line, ...]], dict[str, tuple[_Line, ...]]]:
+    """Each distinctive template line under its rarest whole word; and each graph-break type under the line torch
+    prints it on (``Unsupported: <type>``)."""
+    lines = [(line, whole_words(line.parts)) for entry in entries(release) if not entry.python
+             for template in entry.templates for text in template.split("\n") if distinctive(text)
+             for line in (_line(entry, template, text),)]
+    frequency = Counter(word for _, words in lines for word in words)
+    index: dict[str, list[_Line]] = {}
+    for line, words in lines:
+        if words:
+            index.setdefault(min(words, key=lambda word: (frequency[word], -len(word), word)), []).append(line)
+    exact: dict[str, list[_Line]] = {}
+    for entry in entries(release):
+        if entry.graph_break and "\n" not in entry.template and len(parts(entry.template)) == 1 and entry.template:
+            exact.setdefault(f"Unsupported: {parts(entry.template)[0]}", []).append(
+                _line(entry, entry.template, entry.template))
+    return ({word: tuple(found) for word, found in index.items()},
+            {line: tuple(found) for line, found in exact.items()})
+
+
+def recognisable(entry: Entry) -> bool:
+    """Whether the lookup can recognise ``entry``: a graph-break type (by the line torch prints it on), or a message
+    with a template line :func:`distinctive` enough and a whole word to index it by, that Python's standard library
+    does not raise in the same words."""
+    if entry.python:
+        return False
+    exact = _index()[1].get(f"Unsupported: {parts(entry.template)[0]}", ())
+    return any(line.entry.id == entry.id for line in exact) or any(
+        distinctive(line) and whole_words(parts(line)) for template in entry.templates for line in template.split("\n"))
+
+
+def _wordy(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def _glued(line: str, at: int, end: int) -> tuple[bool, bool]:
+    """Whether ``line[at:end]`` continues a word (or a dotted name: ``pn.graph``) on its left, on its right."""
+    left = at > 0 and (_wordy(line[at - 1]) or line[at - 1] == "." and at > 1 and _wordy(line[at - 2]))
+    right = end < len(line) and (_wordy(line[end]) or line[end] == "." and _wordy(line[end + 1:end + 2] or " "))
+    return left, right
+
+
+def _at(line: str, part: str, start: int, left: bool, right: bool) -> int:
+    """Where ``part`` is in ``line`` from ``start`` on (-1: nowhere), not glued to a word on the ``left`` or
+    ``right`` when asked (``graph.owning_module`` is not in ``fx_graph.owning_module``)."""
+    left, right = left and _wordy(part[0]), right and _wordy(part[-1])
+    at = line.find(part, start)
+    while at >= 0 and (left or right):
+        glued_left, glued_right = _glued(line, at, at + len(part))
+        if not (left and glued_left or right and glued_right):
+            break
+        at = line.find(part, at + 1)
+    return at
+
+
+def _found(line: str, literal: tuple[str, ...]) -> bool:
+    """Whether ``line`` holds the literal parts in order (a wildcard between them: any text); the template's own
+    ends (not a wildcard) at word boundaries."""
+    at, last = 0, len(literal) - 1
+    for number, part in enumerate(literal):
+        if not part:
+            continue
+        at = _at(line, part, at, number == 0, number == last)
+        if at < 0:
+            return False
+        at += len(part)
+    return True
+
+
+def _unmatched(template: str, text: str) -> int:
+    """The weight of ``template``'s lines that ``text`` does not hold: the less, the closer the fit."""
+    lines = [parts(raw) for raw in template.split("\n")]
+    return sum(_weight(literal) for literal in lines if not _found(text, literal))
+
+
+_RANKED = 10  # the best entries by weight matched, ranked again by the weight of their templates not in the paste
+
+
+@lru_cache(maxsize=4)
+def recognise(text: str, limit: int = 3) -> tuple[Recognition, ...]:
+    """The inventory entries ``text`` holds, at most ``limit``, best first: the most literal text of its template
+    lines found (characters; each line counted once), then the least of its template missing, then the first found in
+    :func:`~fxguide.diagnose.lookup.message_lines`' order (the last exception line first).
+
+    >>> found = recognise("torch._dynamo.exc.Unsupported: Data-dependent branching")
+    >>> found[0].entry.graph_break, found[0].entry.subsystem, found[0].entry.hints[0][:40]
+    ('GB0170', 'dynamo', 'Use `torch.cond` to express dynamic cont')
+    >>> recognise("UnboundLocalError: cannot access local variable 'x' where it is not associated with a value")
+    ()
+    """
+    string("recognise", "text", text)
+    int_at_least("recognise", "limit", limit)
+    index, exact = _index()
+    matched: dict[str, dict[tuple[str, tuple[str, ...]], int]] = {}
+    first: dict[str, tuple[int, _Line, str]] = {}
+    for order, line in enumerate(message_lines(text)):
+        line = " ".join(line.split())
+        candidates = [*exact.get(line, ()), *(candidate for word in set(TOKEN.findall(line))
+                                              for candidate in index.get(word, ()) if _found(line, candidate.parts))]
+        for candidate in candidates:
+            matched.setdefault(candidate.entry.id, {})[(candidate.template, candidate.parts)] = candidate.weight
+            first.setdefault(candidate.entry.id, (order, candidate, line))
+    best = sorted(matched, key=lambda key: (-sum(matched[key].values()), first[key][0], key))[:_RANKED]
+    flat = " ".join(text.split()) if best else ""
+    current = {key for key in best if any(template == first[key][1].entry.template for template, _ in matched[key])}
+    best.sort(key=lambda key: (-sum(matched[key].values()), _unmatched(first[key][1].template, flat),
+                               key not in current, first[key][0], key))  # a graph break's current wording first
+    return tuple(Recognition(first[key][1].entry, first[key][1].template, first[key][2]) for key in best[:limit])
+
+
+__all__ = ["Recognition", "recognisable", "recognise"]
