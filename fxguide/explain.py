@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import sys
 
-from fxguide.diagnose.causes import Cause, from_capture_stack, graph_break_url
+from fxguide.diagnose.causes import Cause, from_capture_stack, graph_break_url, local_site, published_site
 from fxguide.diagnose.lookup import closest, lookup
 from fxguide.diagnose.recognise import Recognition, recognise
 from fxguide.diagnose.torch_messages import inventory_release
@@ -69,6 +69,29 @@ def _recognised(found: tuple[Recognition, ...]) -> list[str]:
     return lines
 
 
+def _atlas(text: str) -> list[str]:
+    """The behaviour atlas's rows that meet the text: the construct, and the tools that raised it there."""
+    from fxguide.atlas.lookup import rows_for
+
+    hits = rows_for(text)[:_ATLAS_ROWS]
+    if not hits:
+        return []
+    lines = ["", "In the behaviour atlas (the constructs that raise it, and what every capture tool does with them):"]
+    for hit in hits:
+        lines.append(f"- {hit.title} (met under: {', '.join(hit.tools)})")
+        lines += [f"    {label}{place}" for label, place in _places(hit.where)]
+    return lines
+
+
+_ATLAS_ROWS = 3
+
+
+def _places(path: str) -> list[tuple[str, str]]:
+    site, root = published_site(), local_site()
+    places = [("guide:  ", f"{site}{path}")] if site else []
+    return places + ([("local:  ", f"{root.as_uri()}/{path}")] if root else [])
+
+
 def explain(text: str) -> tuple[int, str]:
     """``(exit status, report)`` for the pasted ``text``."""
     if not isinstance(text, str):
@@ -78,7 +101,7 @@ def explain(text: str) -> tuple[int, str]:
                    "e.g. `python -m fxguide.explain \"TraceError: symbolically traced variables ...\"`")
     match = lookup(text)
     found = recognise(text)
-    known = _recognised(found) if found else []
+    known = (_recognised(found) if found else []) + _atlas(text)
     if match is not None:
         return 0, "\n".join([f"cause:  {match.cause.name}", f"  from:   {match.line[:200]}", *_where(match.cause),
                              *known])

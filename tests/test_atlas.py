@@ -217,3 +217,14 @@ def test_the_atlas_lookup_reads_a_megabyte_paste_in_linear_time():
     assert time.perf_counter() - start < 1.0
     with pytest.raises(TypeError, match="text must be str"):
         rows_for(None)
+
+
+def test_explain_names_the_atlas_rows_a_pasted_error_meets(monkeypatch):
+    from fxguide.explain import explain
+    monkeypatch.setenv("FXGUIDE_LOCAL_SITE", "")
+    _, report = explain("NotImplementedError: Calling eval() is not supported yet.")
+    assert "In the behaviour atlas" in report
+    assert "- model.eval() after capture (met under: export, export dynamic, export strict)" in report
+    assert "atlas/module-state.html#atlas-model-eval-after-capture" in report
+    _, plain = explain("ZeroDivisionError: division by zero")
+    assert "behaviour atlas" not in plain
