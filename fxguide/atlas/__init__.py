@@ -89,6 +89,19 @@ class Case:
     note: str = ""
     context: Callable[[Any], ContextManager[Any]] = no_change
     """What changes around the call on the second input, given what is called (a mode set, a variable set)."""
+    around: Callable[[], ContextManager[Any]] = contextlib.nullcontext
+    """What holds around every call and capture of the row (a fix's setting, such as a Dynamo config)."""
+
+    @property
+    def fixed(self) -> Case | None:
+        """The row's fix as a row of its own (its code, run like any row), or ``None`` when it has none."""
+        found = _FIXES.get(self.model)
+        if found is None:
+            return None
+        model, around = found
+        # A fix keeps its state where torch can see it (buffers), so the default observation reads it.
+        return Case(f"{self.title}, fixed", self.family, model, self.fix, self.inputs, default_state, self.note,
+                    self.context, around)
 
     @property
     def anchor(self) -> str:
@@ -107,6 +120,7 @@ class Case:
 
 
 _CASES: dict[str, list[Case]] = {}
+_FIXES: dict[type, tuple[type, Callable[[], ContextManager[Any]]]] = {}
 
 
 def case(title: str, *, fix: str, inputs: Callable[[], tuple[tuple, tuple]] = two_inputs,
@@ -116,6 +130,19 @@ def case(title: str, *, fix: str, inputs: Callable[[], tuple[tuple, tuple]] = tw
     def register(cls: type[nn.Module]) -> type[nn.Module]:
         family = cls.__module__.rsplit(".", 1)[-1]
         _CASES.setdefault(family, []).append(Case(title, family, cls, fix, inputs, observe, note, context))
+        return cls
+    return register
+
+
+def fix_for(row: type[nn.Module], *, around: Callable[[], ContextManager[Any]] = contextlib.nullcontext
+            ) -> Callable[[type], type]:
+    """Register the decorated module class as the fix of the row whose class is ``row``.
+
+    ``around`` is a setting the fix needs around capture and calls (for example
+    ``lambda: torch._dynamo.config.patch(capture_scalar_outputs=True)``).
+    """
+    def register(cls: type[nn.Module]) -> type[nn.Module]:
+        _FIXES[row] = (cls, around)
         return cls
     return register
 
@@ -139,5 +166,5 @@ def all_cases() -> list[Case]:
     return [row for name in family_names() for row in family(name)]
 
 
-__all__ = ["Case", "all_cases", "case", "default_state", "family", "family_names", "in_mode", "no_change",
-           "two_inputs"]
+__all__ = ["Case", "all_cases", "case", "default_state", "family", "family_names", "fix_for", "in_mode",
+           "no_change", "two_inputs"]

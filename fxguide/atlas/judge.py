@@ -166,6 +166,11 @@ def run(case: Any, tool: str) -> Cell:
     """
     if tool not in TOOLS and tool != "eager":
         raise ValueError(f"run: unknown tool {tool!r}; choose eager or one of {list(TOOLS)}")
+    with case.around():
+        return _run(case, tool)
+
+
+def _run(case: Any, tool: str) -> Cell:
     first, second = case.inputs()
     eager = case.build()
     try:

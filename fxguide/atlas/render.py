@@ -25,6 +25,15 @@ class Row:
 
     case: Case
     cells: list[Cell]
+    fix_cells: list[Cell] | None = None  # the fix, run through every column, when the row has one
+
+    @property
+    def fix_checked(self) -> str:
+        """The fix's cell in the table: under how many tools it runs the same as eager, or ``-``."""
+        if self.fix_cells is None:
+            return "-"
+        tools = self.fix_cells[1:]
+        return f"{sum(cell.kind == 'same' for cell in tools)}/{len(tools)} same"
 
     @property
     def dangerous(self) -> list[str]:
@@ -34,15 +43,20 @@ class Row:
 
 def run_family(name: str) -> list[Row]:
     """Run every case of family ``name`` through every column."""
-    return [Row(case, [run(case, tool) for tool in COLUMNS]) for case in family(name)]
+    rows = []
+    for case in family(name):
+        fixed = case.fixed
+        rows.append(Row(case, [run(case, tool) for tool in COLUMNS],
+                        [run(fixed, tool) for tool in COLUMNS] if fixed else None))
+    return rows
 
 
 class AtlasTable(str):
     """The family's table: plain text (one line per row) for the output check, HTML with links for the page."""
 
     def __new__(cls, rows: list[Row]) -> AtlasTable:
-        lines = [" | ".join(["construct", *COLUMNS])]
-        lines += [" | ".join([row.case.title, *(cell.short for cell in row.cells)]) for row in rows]
+        lines = [" | ".join(["construct", *COLUMNS, "fix, run"])]
+        lines += [" | ".join([row.case.title, *(cell.short for cell in row.cells), row.fix_checked]) for row in rows]
         table = super().__new__(cls, "\n".join(lines))
         table.rows = rows
         return table
@@ -51,11 +65,12 @@ class AtlasTable(str):
         return str(self)
 
     def _repr_html_(self) -> str:
-        head = "".join(f"<th>{html.escape(name)}</th>" for name in ["construct", *COLUMNS])
+        head = "".join(f"<th>{html.escape(name)}</th>" for name in ["construct", *COLUMNS, "fix, run"])
         body = []
         for row in self.rows:
             title = f'<a href="#{row.case.anchor}">{html.escape(row.case.title)}</a>'
             cells = "".join(f'<td class="{_CLASS[cell.kind]}">{html.escape(cell.short)}</td>' for cell in row.cells)
+            cells += f"<td>{html.escape(row.fix_checked)}</td>"
             body.append(f"<tr><th>{title}</th>{cells}</tr>")
         return (f'<div class="atlas-scroll"><table class="table atlas"><thead><tr>{head}</tr></thead>'
                 f"<tbody>{''.join(body)}</tbody></table></div>")
@@ -77,6 +92,9 @@ class RowDetails(str):
                 lines.append(f"note: {row.case.note}")
             lines += [f"{cell.tool}: {_outcome(cell)}" for cell in row.cells]
             lines.append(f"what to do: {row.case.fix}")
+            if row.fix_cells is not None:
+                lines.append(f"the fix, run ({row.case.fixed.model.__name__}):")
+                lines += [f"  {cell.tool}: {_outcome(cell)}" for cell in row.fix_cells]
             blocks.append("\n".join(lines))
         details = super().__new__(cls, "\n\n".join(blocks))
         details.rows = rows
@@ -94,8 +112,18 @@ class RowDetails(str):
             parts.append(f'<section class="atlas-row" id="{row.case.anchor}"><h3>{html.escape(row.case.title)}'
                          f'<a class="headerlink" href="#{row.case.anchor}">#</a></h3>{note}'
                          f'<pre><code class="language-python">{html.escape(row.case.code)}</code></pre>'
-                         f"<ul>{items}</ul><p><b>What to do:</b> {html.escape(row.case.fix)}</p></section>")
+                         f"<ul>{items}</ul><p><b>What to do:</b> {html.escape(row.case.fix)}</p>{_fix_html(row)}"
+                         "</section>")
         return "".join(parts)
+
+
+def _fix_html(row: Row) -> str:
+    if row.fix_cells is None:
+        return ""
+    items = "".join(f'<li><b>{html.escape(cell.tool)}</b>: <span class="{_CLASS[cell.kind]}">'
+                    f"{html.escape(_outcome(cell))}</span></li>" for cell in row.fix_cells)
+    return (f"<p><b>The fix, run:</b></p><pre><code class=\"language-python\">{html.escape(row.case.fixed.code)}"
+            f"</code></pre><ul>{items}</ul>")
 
 
 def _outcome(cell: Cell) -> str:

@@ -5,7 +5,7 @@ import torch
 import torch.fx
 from torch import nn
 
-from fxguide.atlas import case
+from fxguide.atlas import case, fix_for
 from fxguide.tracing import wrapping
 
 # --- custom ops, defined once for the cases below -------------------------------------------------
@@ -128,7 +128,14 @@ class TorchCondMutation(nn.Module):
       "structure, dtypes and shapes (or shapes export can relate).", inputs=signs)
 class TorchCondShapes(nn.Module):
     def forward(self, x):
-        return torch.cond(x.sum() > 0, lambda t: t[:1], lambda t: t, (x,))
+        return torch.cond(x.sum() > 0, lambda t: t[:1] + 1, lambda t: t - 1, (x,))
+
+
+@case("torch.cond branch returning its input", fix="A branch must not return an input or a view of one: "
+      "return a copy (t.clone()).", inputs=signs)
+class TorchCondAlias(nn.Module):
+    def forward(self, x):
+        return torch.cond(x.sum() > 0, lambda t: t, lambda t: t - 1, (x,))
 
 
 @case("while_loop", fix="Nothing for torch's tools; the loop runs at run time.",
@@ -211,3 +218,85 @@ class DeepcopyTensor(nn.Module):
 class JitScripted(nn.Module):
     def forward(self, x):
         return torch.jit.script(torch.nn.functional.relu)(x)
+
+
+# --- The fixes, each run through every tool like the rows above --------------------------------
+
+
+@torch.library.custom_op("fxguide_atlas::plus_one", mutates_args=())
+def plus_one_op(x: torch.Tensor) -> torch.Tensor:
+    return x + 1
+
+
+@plus_one_op.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
+@fix_for(CustomOpNoFake)
+class CustomOpWithFake(nn.Module):
+    def forward(self, x):
+        return plus_one_op(x)
+
+
+@fix_for(NumpyRoundTrip)
+class TorchTanh(nn.Module):
+    def forward(self, x):
+        return torch.tanh(x)
+
+
+@fix_for(NumpyAsarray)
+class TorchMean(nn.Module):
+    def forward(self, x):
+        return x * x.mean()
+
+
+@fix_for(TorchCondPrint)
+class TorchCondPrintAsNode(nn.Module):
+    def forward(self, x):
+        def positive(t):
+            torch._higher_order_ops.print("positive branch")
+            return t + 1
+        return torch.cond(x.sum() > 0, positive, lambda t: t - 1, (x,))
+
+
+@fix_for(TorchCondMutation)
+class TorchCondNewValue(nn.Module):
+    def forward(self, x):
+        return torch.cond(x.sum() > 0, lambda t: t + 1, lambda t: t - 1, (x.clone(),))
+
+
+@fix_for(TorchCondShapes)
+class TorchCondSameShapes(nn.Module):
+    def forward(self, x):
+        return torch.cond(x.sum() > 0, lambda t: t[:1] + 1, lambda t: t[:1] - 1, (x,))
+
+
+@fix_for(TorchCondAlias)
+class TorchCondCopy(nn.Module):
+    def forward(self, x):
+        return torch.cond(x.sum() > 0, lambda t: t.clone(), lambda t: t - 1, (x,))
+
+
+@fix_for(LenOfTensor)
+class ShapeInsteadOfLen(nn.Module):
+    def forward(self, x):
+        return x * x.shape[0]
+
+
+@fix_for(DeepcopyTensor)
+class Clone(nn.Module):
+    def forward(self, x):
+        return x.clone() + 1
+
+
+@fix_for(ParameterOutput)
+class PlainTensorOutput(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+@fix_for(JitScripted)
+class PythonFunction(nn.Module):
+    def forward(self, x):
+        return torch.nn.functional.relu(x)

@@ -3,7 +3,7 @@
 import torch
 from torch import nn
 
-from fxguide.atlas import case, in_mode
+from fxguide.atlas import case, fix_for, in_mode
 
 
 @case("a buffer updated in place", fix="Nothing for export and make_fx (the update is a node); "
@@ -207,3 +207,56 @@ class SwappedSubmodule(nn.Module):
         self.step += 1
         layer = self.a if self.step % 2 else self.b
         return layer(x)
+
+
+# --- The fixes, each run through every tool like the rows above --------------------------------
+
+
+@fix_for(BufferReassigned)
+class BufferUpdatedInPlace(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("running", torch.zeros(4))
+
+    def forward(self, x):
+        self.running.mul_(0.9).add_(x.mean(0) * 0.1)
+        return x - self.running
+
+
+@fix_for(NoneBuffer)
+class BufferMadeInInit(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("cache", torch.zeros(2, 4))
+
+    def forward(self, x):
+        self.cache.add_(x)
+        return self.cache * 1
+
+
+@fix_for(CounterAttribute)
+class CounterBuffer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("calls", torch.zeros((), dtype=torch.int64))
+
+    def forward(self, x):
+        self.calls.add_(1)
+        return x + 1
+
+
+@fix_for(TensorAttribute)
+class TensorBuffer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("last", torch.zeros(2, 4))
+
+    def forward(self, x):
+        self.last.copy_(x.detach())
+        return x + 1
+
+
+@fix_for(ForwardHook)
+class HookFolded(nn.Module):
+    def forward(self, x):
+        return (x + 1) * 10

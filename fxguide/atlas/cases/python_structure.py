@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from fxguide.atlas import case
+from fxguide.atlas import case, fix_for
 
 SCALE = 2.0
 CALLS = {"count": 0}
@@ -213,3 +213,28 @@ class Recursion(nn.Module):
 
     def forward(self, x):
         return self.apply(x, 3)
+
+
+# --- The fixes, each run through every tool like the rows above --------------------------------
+
+
+@fix_for(GlobalRead)
+class GlobalAsBuffer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("scale", torch.tensor(SCALE))  # read once, when the model is built
+
+    def forward(self, x):
+        return x * self.scale
+
+
+@fix_for(ComprehensionOverRows)
+class BatchedOperation(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+@fix_for(MathOnSize)
+class SizeAsTensor(nn.Module):
+    def forward(self, x):
+        return x * torch.rsqrt(torch.tensor(x.shape[0], dtype=x.dtype))

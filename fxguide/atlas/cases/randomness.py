@@ -6,7 +6,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from fxguide.atlas import case
+from fxguide.atlas import case, fix_for
 
 
 @case("torch.randn_like", fix="Nothing for the graph tools (the draw is a node); pass a generator or "
@@ -105,3 +105,43 @@ class BernoulliMask(nn.Module):
 class Randperm(nn.Module):
     def forward(self, x):
         return x[torch.randperm(x.shape[0])]
+
+
+# --- The fixes, each run through every tool like the rows above --------------------------------
+
+
+@fix_for(NumpyRandom)
+class NumpyRandomAsTorch(nn.Module):
+    def forward(self, x):
+        return x + torch.rand(())
+
+
+@fix_for(PythonRandom)
+class PythonRandomAsTorch(nn.Module):
+    def forward(self, x):
+        return x + torch.rand(())
+
+
+@fix_for(PythonRandomBranch)
+class RandomBranchAsWhere(nn.Module):
+    def forward(self, x):
+        return torch.where(torch.rand(()) < 0.5, x + 1, x - 1)
+
+
+@fix_for(OwnGenerator)
+class GlobalGenerator(nn.Module):
+    def forward(self, x):
+        return x + torch.randn(x.shape)
+
+
+@fix_for(ManualSeed)
+class SeedOutside(nn.Module):
+    def forward(self, x):
+        return x + torch.randn_like(x)  # the caller seeds before the call
+
+
+@fix_for(RngStateRoundTrip)
+class DrawOnce(nn.Module):
+    def forward(self, x):
+        noise = torch.randn_like(x)
+        return x + noise + noise

@@ -11,7 +11,7 @@ import warnings
 import torch
 from torch import nn
 
-from fxguide.atlas import case
+from fxguide.atlas import case, fix_for
 
 log = logging.getLogger("fxguide.atlas.demo")
 
@@ -150,3 +150,39 @@ class EnvironRead(nn.Module):
         if os.environ.get("FXGUIDE_ATLAS_FLAG") == "1":
             return x - 1
         return x + 1
+
+
+# --- The fixes, each run through every tool like the rows above --------------------------------
+
+
+@fix_for(Print)
+class PrintAsNode(nn.Module):
+    def forward(self, x):
+        torch._higher_order_ops.print("forward ran")
+        return x + 1
+
+
+@fix_for(PrintTensor)
+class PrintTensorAsNode(nn.Module):
+    def forward(self, x):
+        torch._higher_order_ops.print("sum: {}", x.sum())
+        return x + 1
+
+
+@fix_for(LoggerWarning, around=lambda: torch._dynamo.config.patch(reorderable_logging_functions={log.warning}))
+class LoggerWarningReordered(nn.Module):
+    """Unchanged code; Dynamo is told to run ``log.warning`` after the graph."""
+
+    def forward(self, x):
+        log.warning("forward ran")
+        return x + 1
+
+
+@fix_for(EnvironRead)
+class EnvironReadOnce(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.flag = os.environ.get("FXGUIDE_ATLAS_FLAG") == "1"  # read once, when the model is built
+
+    def forward(self, x):
+        return x - 1 if self.flag else x + 1

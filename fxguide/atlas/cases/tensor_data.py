@@ -6,7 +6,7 @@ The second input takes the other branch where the code branches on values.
 import torch
 from torch import nn
 
-from fxguide.atlas import case
+from fxguide.atlas import case, fix_for
 
 
 def signs() -> tuple[tuple, tuple]:
@@ -145,3 +145,58 @@ class ListIndexByItem(nn.Module):
 
     def forward(self, i):
         return torch.ones(2) * self.scales[i.item()]
+
+
+# --- The fixes, each run through every tool like the rows above --------------------------------
+
+
+@fix_for(ItemArithmetic)
+class MaxAsTensor(nn.Module):
+    def forward(self, x):
+        return x / x.max()
+
+
+@fix_for(ItemBranch)
+class ItemBranchAsWhere(nn.Module):
+    def forward(self, x):
+        return torch.where(x.sum() > 0, x + 1, x - 1)
+
+
+@fix_for(BoolBranch)
+class BoolBranchAsCond(nn.Module):
+    def forward(self, x):
+        return torch.cond(x.sum() > 0, lambda t: t + 1, lambda t: t - 1, (x,))
+
+
+@fix_for(ToList)
+class TensorOps(nn.Module):
+    def forward(self, x):
+        return x[0] * 2
+
+
+@fix_for(FloatOfTensor)
+class MeanAsTensor(nn.Module):
+    def forward(self, x):
+        return x * x.mean()
+
+
+@fix_for(AnyEarlyExit)
+class AnyAsWhere(nn.Module):
+    def forward(self, x):
+        return torch.where(torch.any(x < 0), torch.zeros_like(x), x.clamp(min=0).sqrt())
+
+
+@fix_for(ListIndexByItem)
+class TensorIndex(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("scales", torch.tensor([2.0, 3.0]))
+
+    def forward(self, i):
+        return torch.ones(2) * self.scales[i]
+
+
+@fix_for(RangeOfSize)
+class ArangeOfSize(nn.Module):
+    def forward(self, x):
+        return x * torch.arange(x.shape[0], dtype=x.dtype).unsqueeze(1)
