@@ -51,6 +51,16 @@ DESCRIBED = {
     "diagnose my model": "problems/diagnose.html",
     "error index": "reference/errors.html",
     "which models trace survey": "survey.html",
+    "behaviour atlas": "atlas/index.html",
+    "logger.warning torch.compile": "atlas/side-effects.html",
+    "warnings.warn inside forward": "atlas/side-effects.html",
+    "numpy random inside forward": "atlas/randomness.html",
+    "item inside forward export": "atlas/tensor-data.html",
+    "requires_grad_ intermediate fullgraph": "atlas/autograd-state.html",
+    "buffer assigned in forward": "atlas/module-state.html",
+    "print inside torch.cond branch": "atlas/calls-out.html",
+    "register_pytree_node flatten_with_keys_fn": "atlas/export-contracts.html",
+    "split_module exported program": "atlas/fx-tools.html",
 }
 
 
