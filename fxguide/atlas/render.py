@@ -29,7 +29,8 @@ class Row:
 
     @property
     def fix_checked(self) -> str:
-        """The fix's cell in the table: under how many tools it runs the same as eager, or ``-``."""
+        """The fix's cell in the table, which counts the tools under which the fix runs the same as eager (``-``
+        for a row without a fix)."""
         if self.fix_cells is None:
             return "-"
         tools = self.fix_cells[1:]

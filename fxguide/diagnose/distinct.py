@@ -43,7 +43,7 @@ _PYTHON_DUNDERS = frozenset(name for kind in (object, type, int, float, list, di
 _ACRONYM = re.compile(r"[A-Z]{3,}")
 _IDENTIFIER = re.compile(r"[A-Za-z0-9]_|_[A-Za-z0-9]|[a-z][A-Z]|[A-Za-z]\d|\.|\(\)$")
 MIN_POINTS = 3
-"""A recognisable template line's literal text scores at least this: an identifier of code (``fw_metadata``,
+"""The least score a recognisable template line's literal text has. An identifier of code (``fw_metadata``,
 ``SymFloat``, ``torch.fx``, ``train()``, ``__torch_function__``) 3 points, an acronym (``STFT``) 2, any other word
 of three letters or more 1 (``data-dependent`` is two); common words, Python's builtin and special names 0."""
 PHRASE_WORDS = 8

@@ -82,7 +82,7 @@ def _index(release: str = "") -> tuple[dict[str, tuple[_Line, ...]], dict[str, t
 
 def recognisable(entry: Entry) -> bool:
     """Whether the lookup can recognise ``entry``: a graph-break type (by the line torch prints it on), or a message
-    with a template line :func:`distinctive` enough and a whole word to index it by, that Python's standard library
+    with a template line distinctive enough (:func:`fxguide.diagnose.distinct.distinctive`) and a whole word to index it by, that Python's standard library
     does not raise in the same words."""
     if entry.python:
         return False
