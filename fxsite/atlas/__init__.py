@@ -20,23 +20,29 @@ from fxsite import ROOT
 RECORDED = ROOT / "tests" / "expected" / "docs" / "atlas"
 INDEX = ROOT / "fxguide" / "atlas" / "outcomes.json"
 _ROW = re.compile(r"^## (?P<title>.+)  \(#(?P<anchor>atlas-[a-z0-9-]+)\)$")
-_OUTCOME = re.compile(r"^(?P<tool>[a-z_A-Z. ]+): (?P<outcome>.*)$")
+_OUTCOME = re.compile(r"^(?P<tool>[a-z_A-Z][a-z_A-Z. ]*): (?P<outcome>.*)$")
 _BREAKS = re.compile(r"\[graph breaks: (?P<ids>[A-Z0-9, ]+)\]$")
 
 
 def rows_of(recording: str, page: str) -> list[dict]:
     """The rows of one page's recording: title, anchor, page, and each tool's outcome text and graph breaks."""
     rows: list[dict] = []
+    part = "tools"
     for line in recording.splitlines():
         head = _ROW.match(line)
         if head:
             rows.append({"title": head["title"], "anchor": head["anchor"], "page": page, "tools": {}})
+            part = "tools"
             continue
-        outcome = _OUTCOME.match(line)
+        if rows and line.startswith("the fix, run"):
+            part = "fix"  # the fix's outcomes follow, indented
+            rows[-1]["fix"] = {}
+            continue
+        outcome = _OUTCOME.match(line.strip())
         if rows and outcome and not line.startswith(("what to do:", "note:")):
             text = outcome["outcome"]
             breaks = _BREAKS.search(text)
-            rows[-1]["tools"][outcome["tool"]] = {
+            rows[-1][part][outcome["tool"]] = {
                 "outcome": _BREAKS.sub("", text).strip(),
                 "breaks": breaks["ids"].split(", ") if breaks else []}
     return rows
