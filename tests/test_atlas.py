@@ -228,3 +228,15 @@ def test_explain_names_the_atlas_rows_a_pasted_error_meets(monkeypatch):
     assert "atlas/module-state.html#atlas-model-eval-after-capture" in report
     _, plain = explain("ZeroDivisionError: division by zero")
     assert "behaviour atlas" not in plain
+
+
+def test_the_index_reads_a_row_s_outcomes_and_its_fix_s_apart():
+    from fxsite.atlas import rows_of
+    recording = "\n".join([
+        "## print  (#atlas-print)", "eager: runs", "export: DIFFERS from eager, silently: print",
+        "compile: same as eager [graph breaks: GB0059]", "what to do: print outside",
+        "the fix, run (PrintAsNode):", "  eager: runs", "  export: same as eager"])
+    (row,) = rows_of(recording, "atlas/side-effects")
+    assert row["tools"]["export"]["outcome"] == "DIFFERS from eager, silently: print"
+    assert row["tools"]["compile"] == {"outcome": "same as eager", "breaks": ["GB0059"]}
+    assert row["fix"]["export"]["outcome"] == "same as eager" and "what to do" not in row["tools"]
