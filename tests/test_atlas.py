@@ -240,3 +240,32 @@ def test_the_index_reads_a_row_s_outcomes_and_its_fix_s_apart():
     assert row["tools"]["export"]["outcome"] == "DIFFERS from eager, silently: print"
     assert row["tools"]["compile"] == {"outcome": "same as eager", "breaks": ["GB0059"]}
     assert row["fix"]["export"]["outcome"] == "same as eager" and "what to do" not in row["tools"]
+
+
+def _claims():
+    """Every ``% atlas-claim: ANCHOR TOOL "OUTCOME" [GBnnnn]`` comment in the pages: a sentence beside it says
+    what a tool does with a construct, and the atlas row must agree."""
+    import re
+
+    from fxsite import ROOT
+    pattern = re.compile(r'^% atlas-claim: (atlas-[a-z0-9-]+) (.+?) "([^"]+)"(?: (GB\d{4}))?$')
+    for page in sorted((ROOT / "docs").rglob("*.md")):
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            if line.startswith("% atlas-claim:"):
+                found = pattern.match(line)
+                assert found, f"{page}:{number}: write claims as % atlas-claim: ANCHOR TOOL \"OUTCOME\" [GBnnnn]"
+                yield f"{page.relative_to(ROOT)}:{number}", *found.groups()
+
+
+def test_a_page_s_claim_about_a_tool_and_a_construct_agrees_with_the_atlas_row():
+    import json
+
+    from fxsite import atlas as site_atlas
+    rows = {row["anchor"]: row for row in json.loads(site_atlas.INDEX.read_text(encoding="utf-8"))["rows"]}
+    claims = list(_claims())
+    assert len(claims) >= 5
+    for where, anchor, tool, outcome, gb in claims:
+        assert anchor in rows, f"{where}: no atlas row {anchor}"
+        cell = rows[anchor]["tools"][tool]
+        assert cell["outcome"].startswith(outcome), f"{where}: the page says {outcome!r}, the atlas {cell['outcome']!r}"
+        assert gb is None or gb in cell["breaks"], f"{where}: the page names {gb}, the atlas {cell['breaks']}"
