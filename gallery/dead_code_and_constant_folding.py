@@ -99,7 +99,9 @@ print("eager:", scales_in_place(torch.ones(2)), "| after DCE:", in_place(torch.o
 # ----------------
 #
 # A node is constant when it reads an attribute (``get_attr``) or computes
-# only from constant nodes. Evaluate those once, in graph order; wherever a
+# only from constant nodes, and is pure (``not node.is_impure()``): a random
+# draw from a parameter, ``torch.rand_like(self.p)``, reads only constants but
+# must give new numbers on every call. Evaluate those once, in graph order; wherever a
 # constant value feeds a node that is not constant, store it as a buffer and
 # read that instead. Dead-code elimination then removes the constant nodes
 # nobody reads any more.
@@ -110,7 +112,8 @@ def fold_constants(gm: fx.GraphModule) -> list[str]:
     for node in gm.graph.nodes:
         if node.op == "get_attr":
             values[node] = operator.attrgetter(node.target)(gm)
-        elif node.op == "call_function" and node.all_input_nodes and all(n in values for n in node.all_input_nodes):
+        elif (node.op == "call_function" and node.all_input_nodes and not node.is_impure()
+              and all(n in values for n in node.all_input_nodes)):
             args, kwargs = fx.node.map_arg((node.args, node.kwargs), lambda n: values[n])
             values[node] = node.target(*args, **kwargs)
     folded = []
@@ -147,3 +150,29 @@ torch.testing.assert_close(gm(x), model(x))
 print(len(fx.symbolic_trace(model).graph.nodes), "nodes before,", len(gm.graph.nodes), "after")
 plot_graphs(before, draw(gm, title="dead code removed, constants folded"))
 plt.show()
+
+
+# %%
+# A random draw is not a constant
+# -------------------------------
+#
+# ``torch.rand_like(self.noise_like)`` reads only a parameter, so without the
+# ``is_impure()`` check the loop would fold it: the buffer would hold one draw,
+# and every call would add the same noise. ``is_impure()`` flags random
+# functions, so the draw stays in the graph and two calls differ.
+
+
+class AddsNoise(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.noise_like = nn.Parameter(torch.zeros(4))
+
+    def forward(self, x):
+        return x + torch.rand_like(self.noise_like)
+
+
+noisy = fx.symbolic_trace(AddsNoise())
+print("rand_like is impure:", [node.is_impure() for node in noisy.graph.nodes if node.op == "call_function"][0])
+print("folded:", fold_constants(noisy))
+show_code(noisy)
+print("two calls add the same noise:", torch.equal(noisy(torch.zeros(4)), noisy(torch.zeros(4))))

@@ -13,7 +13,9 @@ check. (The tutorial's :doc:`/transformations` page explains each step.)
 # -----------------------------
 #
 # ``+`` on traced values records ``operator.add``; ``torch.add`` records itself.
-# Both are additions, so the transform must catch both.
+# Both are additions, so the transform must catch both. (A third spelling,
+# ``x.add(y)``, is recorded as a ``call_method`` node with the target
+# ``"add"``: the loop below does not touch it, as the last section shows.)
 
 import operator
 
@@ -56,3 +58,19 @@ show_code(gm)
 x, y = torch.arange(1.0, 4.0), torch.full((3,), 2.0)
 torch.testing.assert_close(gm(x, y), x * y * y)
 print(gm(x, y))
+
+# %%
+# The method spelling
+# -------------------
+#
+# ``x.add(y)`` records a ``call_method`` node whose target is the string
+# ``"add"``, not a function, so the loop above leaves it an addition. A
+# transform meant for every spelling checks that opcode too.
+
+method_gm = fx.symbolic_trace(lambda x, y: x.add(y))
+print([(node.op, node.target) for node in method_gm.graph.nodes if node.op.startswith("call")])
+for node in method_gm.graph.nodes:
+    if node.op == "call_function" and node.target in ADDITIONS:
+        node.target = torch.mul
+method_gm.recompile()
+print("after the loop:", method_gm(x, y), "(x + y, still an addition)")
