@@ -1,0 +1,779 @@
+"""Dynamo's graph breaks, raised under ``torch.compile(fullgraph=True)``: first every id the atlas meets, then
+the frequent ones (data-dependent code, unsupported builtins, generators, context managers...).
+
+Each fix runs under the same tool and returns what eager mode returns. Where a
+fix is a setting (``capture_scalar_outputs``), the code is unchanged and the
+setting is the fix's ``around``.
+"""
+
+import copy
+import logging
+import inspect
+import json
+import os
+import threading
+import time
+
+import numpy as np
+import torch
+from torch import nn
+
+from fxguide.atlas.repros import fix_of, repro
+
+log = logging.getLogger("fxguide.repros")
+FULL = "compile fullgraph"
+
+
+def scalar_outputs():
+    return torch._dynamo.config.patch(capture_scalar_outputs=True)
+
+
+def dynamic_output_shapes():
+    return torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True)
+
+
+def signs() -> tuple[tuple, tuple]:
+    """A positive input, then a negative one: value-dependent code takes the other branch."""
+    return (torch.ones(2, 4),), (-torch.ones(2, 4),)
+
+
+def masks() -> tuple[tuple, tuple]:
+    """Two inputs with another number of positive elements."""
+    return (torch.tensor([[1.0, -1.0, 2.0, -2.0]]),), (torch.tensor([[1.0, 1.0, 2.0, -2.0]]),)
+
+
+# --- the ids the atlas meets ------------------------------------------------------------------------------
+
+
+@repro("logging.Logger method not supported", tool=FULL, entry="GB0291",
+       cause="Dynamo cannot put a logger call into a graph; with fullgraph=True it cannot break the graph either.")
+class LoggerDebug(nn.Module):
+    def forward(self, x):
+        log.debug("input %s", x.shape)
+        return x + 1
+
+
+def reorder_debug():
+    return torch._dynamo.config.patch(reorderable_logging_functions={log.debug})
+
+
+@fix_of(LoggerDebug, around=reorder_debug)
+class LoggerDebugReordered(nn.Module):
+    """Dynamo is told to run ``log.debug`` after the graph; its arguments are constants."""
+
+    def forward(self, x):
+        log.debug("rows %d", x.shape[0])
+        return x + 1
+
+
+@repro("attempted to reorder a debugging function that can't actually be reordered", tool=FULL, entry="GB0296",
+       around=reorder_debug,
+       cause="A reordered logging call may take only tensors, constants and format strings; x.shape is none.")
+class ReorderedWithShape(nn.Module):
+    def forward(self, x):
+        log.debug("input %s", x.shape)
+        return x + 1
+
+
+@fix_of(ReorderedWithShape, around=reorder_debug)
+class ReorderedWithInt(nn.Module):
+    def forward(self, x):
+        log.debug("rows %d", x.shape[0])
+        return x + 1
+
+
+@repro("Unsupported python_type() call (logging.info)", tool=FULL, entry="GB4841",
+       cause="The root logger's module-level functions are not traceable.")
+class RootLoggingInfo(nn.Module):
+    def forward(self, x):
+        logging.info("forward ran")
+        return x + 1
+
+
+@fix_of(RootLoggingInfo, around=lambda: torch._dynamo.config.patch(reorderable_logging_functions={logging.info}))
+class RootLoggingInfoReordered(nn.Module):
+    def forward(self, x):
+        logging.info("forward ran")
+        return x + 1
+
+
+@repro("Unresolved GetAttrVariable comparison (getLogger)", tool=FULL, entry="GB6215",
+       cause="logging.getLogger inside forward compares a logger attribute Dynamo cannot resolve.")
+class GetLoggerInForward(nn.Module):
+    def forward(self, x):
+        logging.getLogger("fxguide.repros").debug("forward ran")
+        return x + 1
+
+
+@fix_of(GetLoggerInForward)
+class LoggerAtModuleLevel(nn.Module):
+    """The logger is looked up once, outside forward, and not called in the graph."""
+
+    def forward(self, x):
+        return x + 1
+
+
+@repro("Attempted to call function marked as skipped (time.perf_counter)", tool=FULL, entry="GB0007",
+       cause="time.perf_counter is a C function Dynamo skips: it cannot run it inside a graph.")
+class PerfCounter(nn.Module):
+    def forward(self, x):
+        start = time.perf_counter()
+        return x + 1, time.perf_counter() - start > 0
+
+
+@fix_of(PerfCounter)
+class TimedOutside(nn.Module):
+    """Time the call from outside the compiled model."""
+
+    def forward(self, x):
+        return x + 1, True
+
+
+@repro("Data dependent operator (np.asarray of a tensor)", tool="compile", entry="GB0033",
+       cause="Converting a tensor to NumPy reads its data, which the graph does not have.")
+class NumpyAsarray(nn.Module):
+    def forward(self, x):
+        return x * float(np.asarray(x).mean())
+
+
+@fix_of(NumpyAsarray)
+class TorchInsteadOfNumpy(nn.Module):
+    def forward(self, x):
+        return x * x.mean()
+
+
+@repro("Dynamic shape operator (boolean mask)", tool="compile", entry="GB0036", inputs=masks,
+       cause="x[x > 0] has a size that depends on values; Dynamo refuses it unless told to capture such ops.")
+class BooleanMask(nn.Module):
+    def forward(self, x):
+        return x[x > 0]
+
+
+@fix_of(BooleanMask, around=dynamic_output_shapes)
+class BooleanMaskCaptured(nn.Module):
+    """Unchanged code, with ``capture_dynamic_output_shape_ops=True``."""
+
+    def forward(self, x):
+        return x[x > 0]
+
+
+@repro("Encountered aliasing during higher order op tracing", tool=FULL, entry="GB0040",
+       cause="A torch.cond branch returns its input itself; branch outputs may not alias inputs.")
+class CondReturnsInput(nn.Module):
+    def forward(self, x):
+        return torch.cond(x.sum() > 0, lambda t: t, lambda t: t - 1, (x,))
+
+
+@fix_of(CondReturnsInput)
+class CondReturnsClone(nn.Module):
+    def forward(self, x):
+        return torch.cond(x.sum() > 0, lambda t: t.clone(), lambda t: t - 1, (x,))
+
+
+@repro("Encountered input mutation during higher order op tracing", tool=FULL, entry="GB0041",
+       cause="A torch.cond branch updates its input in place; branches must be functional.")
+class CondMutatesInput(nn.Module):
+    def forward(self, x):
+        def positive(t):
+            t.add_(1)
+            return t.clone()
+        return torch.cond(x.sum() > 0, positive, lambda t: t - 1, (x.clone(),))
+
+
+@fix_of(CondMutatesInput)
+class CondNewValue(nn.Module):
+    def forward(self, x):
+        return torch.cond(x.sum() > 0, lambda t: t + 1, lambda t: t - 1, (x.clone(),))
+
+
+@repro("Failed to convert args/kwargs to proxy (torch.Generator)", tool=FULL, entry="GB0055",
+       cause="A torch.Generator object cannot be an argument of a graph op.")
+class OwnGenerator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.generator = torch.Generator().manual_seed(0)
+
+    def forward(self, x):
+        return x + torch.randn(x.shape, generator=self.generator)
+
+
+@fix_of(OwnGenerator)
+class GlobalGenerator(nn.Module):
+    def forward(self, x):
+        return x + torch.randn(x.shape)
+
+
+@repro("Failed to trace builtin operator (open)", tool=FULL, entry="GB0059",
+       cause="A file opened in forward is I/O Dynamo does not trace.")
+class WritesFile(nn.Module):
+    def forward(self, x):
+        with open(os.devnull, "w") as sink:
+            sink.write("forward ran")
+        return x + 1
+
+
+@fix_of(WritesFile)
+class NoFileInForward(nn.Module):
+    """Write from outside the compiled model."""
+
+    def forward(self, x):
+        return x + 1
+
+
+@torch.compiler.disable
+def disabled_double(x):
+    return x * 2
+
+
+@repro("Skip calling `torch.compiler.disable()`d function", tool=FULL, entry="GB0098",
+       cause="A function marked torch.compiler.disable always breaks the graph; fullgraph=True forbids that.")
+class CallsDisabled(nn.Module):
+    def forward(self, x):
+        return disabled_double(x) + 1
+
+
+@fix_of(CallsDisabled)
+class CallsPlainFunction(nn.Module):
+    def forward(self, x):
+        return x * 2 + 1
+
+
+@repro("Tensor.tolist() with non-integer tensor", tool=FULL, entry="GB0109",
+       cause="tolist() turns values into Python floats, which a graph cannot hold.")
+class ToList(nn.Module):
+    def forward(self, x):
+        return torch.tensor([v * 2 for v in x[0].tolist()])
+
+
+@fix_of(ToList)
+class ToListAsTensorOps(nn.Module):
+    def forward(self, x):
+        return x[0] * 2
+
+
+@repro("Unsupported Tensor.backward() call", tool=FULL, entry="GB0123",
+       cause="Calling backward() inside the compiled forward is not traced; compile the loss and call backward outside.")
+class BackwardInForward(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(4))
+
+    def forward(self, x):
+        (x * self.weight).sum().backward()
+        return x + 1
+
+
+@fix_of(BackwardInForward)
+class LossOnly(nn.Module):
+    """Return the loss; the caller runs ``loss.backward()`` after the compiled call."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(4))
+
+    def forward(self, x):
+        return (x * self.weight).sum().detach()
+
+
+@repro("Unsupported Tensor.item() call with capture_scalar_outputs=False", tool="compile", entry="GB0124",
+       cause=".item() makes a Python number out of a value the graph does not know.")
+class ItemArithmetic(nn.Module):
+    def forward(self, x):
+        return x / x.max().item()
+
+
+@fix_of(ItemArithmetic, around=scalar_outputs)
+class ItemCaptured(nn.Module):
+    """Unchanged code, with ``capture_scalar_outputs=True``."""
+
+    def forward(self, x):
+        return x / x.max().item()
+
+
+@repro("Unsupported Tensor.requires_grad_() call", tool=FULL, entry="GB0125",
+       cause="requires_grad_() on an input changes autograd state Dynamo cannot trace.")
+class RequiresGradInput(nn.Module):
+    def forward(self, x):
+        x.requires_grad_()
+        return (x * 2).detach()
+
+
+@fix_of(RequiresGradInput)
+class RequiresGradOutside(nn.Module):
+    """The caller sets requires_grad on the input before the call."""
+
+    def forward(self, x):
+        return (x * 2).detach()
+
+
+@repro("Unsupported method call (sys.stdout.write)", tool=FULL, entry="GB0156",
+       cause="A method of a Python object Dynamo does not model (a stream) cannot be called in the graph.")
+class StdoutWrite(nn.Module):
+    def forward(self, x):
+        import sys
+        sys.stdout.write("forward ran\n")
+        return x + 1
+
+
+@fix_of(StdoutWrite)
+class PrintAsNode(nn.Module):
+    def forward(self, x):
+        torch._higher_order_ops.print("forward ran")
+        return x + 1
+
+
+@repro("Data-dependent branching", tool=FULL, entry="GB0170", inputs=signs,
+       cause="An if on a tensor's value: the graph would hold one branch only.")
+class BoolBranch(nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            return x + 1
+        return x - 1
+
+
+@fix_of(BoolBranch)
+class BoolBranchAsWhere(nn.Module):
+    def forward(self, x):
+        return torch.where(x.sum() > 0, x + 1, x - 1)
+
+
+class ItemBranch(nn.Module):
+    """An if on .item(): registered under export and make_fx (torch.compile breaks the graph instead)."""
+
+    def forward(self, x):
+        if x.sum().item() > 0:
+            return x + 1
+        return x - 1
+
+
+fix_of(ItemBranch)(BoolBranchAsWhere)
+
+
+@repro("torch.* op returned non-Tensor (fork_rng)", tool=FULL, entry="GB0208",
+       cause="torch.random.fork_rng is a context manager whose calls return Python objects, not tensors.")
+class ForkRng(nn.Module):
+    def forward(self, x):
+        with torch.random.fork_rng():
+            torch.manual_seed(0)
+            return x + torch.rand(())
+
+
+@fix_of(ForkRng)
+class FixedNoise(nn.Module):
+    """The draw made once, when the model is built, and kept as a buffer."""
+
+    def __init__(self):
+        super().__init__()
+        with torch.random.fork_rng():
+            torch.manual_seed(0)
+            self.register_buffer("noise", torch.rand(()))
+
+    def forward(self, x):
+        return x + self.noise
+
+
+@repro("Attempted to use `torch.nn.Parameter()` constructor with Dynamo", tool=FULL, entry="GB0264",
+       cause="A parameter made inside forward is module state made at run time.")
+class ParameterInForward(nn.Module):
+    def forward(self, x):
+        weight = nn.Parameter(torch.ones(4))
+        return (x * weight).detach()
+
+
+@fix_of(ParameterInForward)
+class ParameterInInit(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(4))
+
+    def forward(self, x):
+        return (x * self.weight).detach()
+
+
+@repro("Attempted to copy.deepcopy a tensor", tool=FULL, entry="GB4198",
+       cause="copy.deepcopy of a tensor is not traced; clone it.")
+class DeepcopyTensor(nn.Module):
+    def forward(self, x):
+        return copy.deepcopy(x) + 1
+
+
+@fix_of(DeepcopyTensor)
+class Clone(nn.Module):
+    def forward(self, x):
+        return x.clone() + 1
+
+
+@torch.library.custom_op("fxguide_repros::no_fake", mutates_args=())
+def no_fake_op(x: torch.Tensor) -> torch.Tensor:
+    return x.nonzero().float().sum() + x
+
+
+@torch.library.custom_op("fxguide_repros::with_fake", mutates_args=())
+def with_fake_op(x: torch.Tensor) -> torch.Tensor:
+    return x + 1
+
+
+@with_fake_op.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
+@repro("RuntimeError when making fake tensor call (custom op without a fake kernel)", tool=FULL, entry="GB4315",
+       cause="A custom op has no fake (meta) kernel, so Dynamo cannot know its output's shape.")
+class CustomOpNoFake(nn.Module):
+    def forward(self, x):
+        return no_fake_op(x)
+
+
+@fix_of(CustomOpNoFake)
+class CustomOpWithFake(nn.Module):
+    def forward(self, x):
+        return with_fake_op(x)
+
+
+@repro("returning intermediate with requires_grad_()", tool=FULL, entry="GB7324",
+       cause="An intermediate set to require grad inside the graph and returned cannot be made by AOT Autograd.")
+class RequiresGradIntermediate(nn.Module):
+    def forward(self, x):
+        y = x * 2
+        y.requires_grad_()
+        return y
+
+
+@fix_of(RequiresGradIntermediate)
+class RequiresGradAfterCall(nn.Module):
+    """Return the value; the caller calls requires_grad_() on it."""
+
+    def forward(self, x):
+        return x * 2
+
+
+@repro("using `torch.autograd.grad` with trace_autograd_ops=False", tool=FULL, entry="GB9186",
+       cause="torch.autograd.grad inside forward is not traced by default.")
+class AutogradGrad(nn.Module):
+    def forward(self, x):
+        x = x.detach().requires_grad_()
+        (grad,) = torch.autograd.grad((x * x).sum(), x)
+        return grad.detach()
+
+
+@fix_of(AutogradGrad)
+class GradByHand(nn.Module):
+    """The gradient of sum(x * x) written out."""
+
+    def forward(self, x):
+        return 2 * x
+
+
+# --- frequent graph breaks beyond the atlas ----------------------------------------------------------------
+
+
+@repro("Call to `torch._dynamo.graph_break()`", tool=FULL, entry="GB0025",
+       cause="An explicit graph break left in the code; fullgraph=True refuses every break.")
+class ExplicitBreak(nn.Module):
+    def forward(self, x):
+        x = x + 1
+        torch._dynamo.graph_break()
+        return x * 2
+
+
+@fix_of(ExplicitBreak)
+class NoExplicitBreak(nn.Module):
+    def forward(self, x):
+        return (x + 1) * 2
+
+
+@repro("Observed exception", tool=FULL, entry="GB0088",
+       cause="forward raises a Python exception while Dynamo traces it (here a KeyError from a dict lookup).")
+class RaisesKeyError(nn.Module):
+    def forward(self, x):
+        scales = {"a": 2.0}
+        return x * scales["b"]
+
+
+@fix_of(RaisesKeyError)
+class DictGetDefault(nn.Module):
+    def forward(self, x):
+        scales = {"a": 2.0}
+        return x * scales.get("b", 1.0)
+
+
+@repro("Tensor.numpy() with trace_numpy=False", tool=FULL, entry="GB0105",
+       around=lambda: torch._dynamo.config.patch(trace_numpy=False),
+       cause="With trace_numpy off, Tensor.numpy() leaves the graph.")
+class TensorNumpy(nn.Module):
+    def forward(self, x):
+        return torch.from_numpy(x.numpy() * 2)
+
+
+@fix_of(TensorNumpy)
+class TensorNumpyTraced(nn.Module):
+    """Unchanged code under the default trace_numpy=True: Dynamo turns the NumPy calls into torch ops."""
+
+    def forward(self, x):
+        return torch.from_numpy(x.numpy() * 2)
+
+
+@repro("setattr() on Tensor.requires_grad", tool=FULL, entry="GB0206",
+       cause="Setting requires_grad by assignment inside the graph changes autograd state.")
+class SetRequiresGrad(nn.Module):
+    def forward(self, x):
+        y = x * 2
+        y.requires_grad = True
+        return y.detach()
+
+
+@fix_of(SetRequiresGrad)
+class NoRequiresGrad(nn.Module):
+    def forward(self, x):
+        return (x * 2).detach()
+
+
+@repro("Could not guard on data-dependent expression (bool of a tensor)", tool=FULL, entry="06c441e023",
+       cause="A Python decision (which function to call) made from a tensor's value, which the graph does not know.")
+class GetattrByValue(nn.Module):
+    def forward(self, x):
+        name = "relu" if bool(torch.ones(())) else "tanh"
+        return getattr(torch, name)(x)
+
+
+@fix_of(GetattrByValue)
+class GetattrByConstant(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+
+LOCK = threading.Lock()
+
+
+@repro("Unsupported context manager", tool=FULL, entry="GB0142",
+       cause="A context manager Dynamo does not know (a threading.Lock) cannot be entered in the graph.")
+class HoldsLock(nn.Module):
+    def forward(self, x):
+        with LOCK:
+            return x + 1
+
+
+@fix_of(HoldsLock)
+class LockOutside(nn.Module):
+    """Take the lock around the compiled call, not inside it."""
+
+    def forward(self, x):
+        return x + 1
+
+
+@repro("Comparison on compile-time-only id or hash value", tool=FULL, entry="GB9316",
+       cause="id() of an object made in the graph has no value at trace time.")
+class IdOfTensor(nn.Module):
+    def forward(self, x):
+        y = x + 1
+        return y, id(y) > 0
+
+
+@fix_of(IdOfTensor)
+class NoId(nn.Module):
+    def forward(self, x):
+        return x + 1, True
+
+
+@repro("Tensor.uniform_ op called with `from` keyword", tool=FULL, entry="GB0110",
+       cause="uniform_ takes `from` as a keyword Dynamo cannot pass on; give the bounds positionally.")
+class UniformFromKeyword(nn.Module):
+    def forward(self, x):
+        return x + torch.empty(4).uniform_(**{"from": 0.0, "to": 1.0}) * 0
+
+
+@fix_of(UniformFromKeyword)
+class UniformPositional(nn.Module):
+    def forward(self, x):
+        return x + torch.empty(4).uniform_(0.0, 1.0) * 0
+
+
+@repro("attempted to trace numpy function with config.trace_numpy=False", tool=FULL, entry="GB0293",
+       around=lambda: torch._dynamo.config.patch(trace_numpy=False),
+       cause="With trace_numpy off, NumPy functions are not turned into torch ops.")
+class NumpyFunction(nn.Module):
+    def forward(self, x):
+        return x + float(np.sqrt(4.0)) + np.float32(0).item()
+
+
+@fix_of(NumpyFunction)
+class MathInTorch(nn.Module):
+    def forward(self, x):
+        return x + 2.0
+
+
+@repro("Attempted to inline function marked as skipped (detect_anomaly)", tool=FULL, entry="GB0008",
+       cause="torch.autograd.detect_anomaly's code lives in a module Dynamo skips.")
+class DetectAnomaly(nn.Module):
+    def forward(self, x):
+        with torch.autograd.detect_anomaly():
+            return x + 1
+
+
+@fix_of(DetectAnomaly)
+class AnomalyOutside(nn.Module):
+    """Turn anomaly detection on around the call (or while debugging in eager mode)."""
+
+    def forward(self, x):
+        return x + 1
+
+
+@repro("Argument of `as_subclass` must be a non-dispatcher-style tensor subclass", tool=FULL, entry="GB0001",
+       cause="as_subclass inside the graph changes a tensor's Python class, which Dynamo does not trace.")
+class AsSubclass(nn.Module):
+    def forward(self, x):
+        return x.as_subclass(torch.Tensor) + 1
+
+
+@fix_of(AsSubclass)
+class PlainTensor(nn.Module):
+    def forward(self, x):
+        return x + 1
+
+
+@repro("requires_grad_() intermediate leaked as output", tool="compile", entry="GB8985",
+       cause="An intermediate set to require grad and returned: Dynamo breaks the graph around it.")
+class RequiresGradLeaked(nn.Module):
+    def forward(self, x):
+        y = x * 2
+        y.requires_grad_()
+        return y
+
+
+@fix_of(RequiresGradLeaked)
+class RequiresGradSetByCaller(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+@repro("Unhandled tensor method (round(tensor))", tool=FULL, entry="GB6270",
+       cause="Python's round() on a tensor calls Tensor.__round__, which Dynamo does not handle.")
+class RoundBuiltin(nn.Module):
+    def forward(self, x):
+        return x * round(x.sum())
+
+
+@fix_of(RoundBuiltin)
+class TorchRound(nn.Module):
+    def forward(self, x):
+        return x * torch.round(x.sum())
+
+
+@repro("sort with non-constant keys", tool=FULL, entry="GB0207",
+       cause="sorted() of tensors compares values the graph does not have.")
+class SortedTensors(nn.Module):
+    def forward(self, x):
+        low, high = sorted([x.sum(), x.mean()])
+        return x * low + high
+
+
+@fix_of(SortedTensors)
+class MinMaxTensors(nn.Module):
+    def forward(self, x):
+        pair = torch.stack([x.sum(), x.mean()])
+        return x * pair.min() + pair.max()
+
+
+@repro("repr() on tensor (str(x))", tool=FULL, entry="GB0569",
+       cause="Formatting a tensor as text reads its values.")
+class StrOfTensor(nn.Module):
+    def forward(self, x):
+        return x * len(str(x))
+
+
+@fix_of(StrOfTensor)
+class NoTextInForward(nn.Module):
+    """Format the tensor outside forward; the graph keeps the arithmetic."""
+
+    def forward(self, x):
+        return x * 61
+
+
+@repro("Attempted to call function marked as skipped (time.time)", tool=FULL, entry="GB0007",
+       cause="time.time is a C function Dynamo skips.")
+class TimeTime(nn.Module):
+    def forward(self, x):
+        return x * (time.time() > 0)
+
+
+@fix_of(TimeTime)
+class NoClock(nn.Module):
+    def forward(self, x):
+        return x * True
+
+
+@repro("Unsupported method call (json.dumps)", tool=FULL, entry="GB0156",
+       cause="json's encoder is C code Dynamo cannot trace.")
+class JsonDumps(nn.Module):
+    def forward(self, x):
+        return x * len(json.dumps({"a": 1}))
+
+
+@fix_of(JsonDumps)
+class JsonOutside(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.width = len(json.dumps({"a": 1}))  # computed once, when the model is built
+
+    def forward(self, x):
+        return x * self.width
+
+
+@repro("Unsupported method call (inspect.signature)", tool=FULL, entry="GB0156",
+       cause="inspect.signature calls into C code Dynamo does not trace; read the signature once, outside forward.")
+class InspectSignature(nn.Module):
+    def forward(self, x):
+        return x * len(inspect.signature(nn.functional.relu).parameters)
+
+
+@fix_of(InspectSignature)
+class SignatureOutside(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.count = len(inspect.signature(nn.functional.relu).parameters)
+
+    def forward(self, x):
+        return x * self.count
+
+
+@repro("Observed exception (Tensor.data_ptr())", tool=FULL, entry="GB0088",
+       cause="A fake tensor has no storage: data_ptr() raises while Dynamo traces.")
+class DataPtr(nn.Module):
+    def forward(self, x):
+        return x * (x.data_ptr() > 0)
+
+
+@fix_of(DataPtr)
+class NoDataPtr(nn.Module):
+    def forward(self, x):
+        return x * True
+
+
+@repro("Failed to trace builtin operator (globals())", tool=FULL, entry="GB0059",
+       cause="globals() returns the module's namespace, which Dynamo does not build.")
+class CallsGlobals(nn.Module):
+    def forward(self, x):
+        return x * ("torch" in globals())
+
+
+@fix_of(CallsGlobals)
+class NoGlobals(nn.Module):
+    def forward(self, x):
+        return x * True
+
+
+@repro("Unsupported method call (contextlib.redirect_stdout)", tool=FULL, entry="GB0156",
+       cause="Redirecting stdout swaps a stream object Dynamo does not model.")
+class RedirectStdout(nn.Module):
+    def forward(self, x):
+        import contextlib
+        import io
+        with contextlib.redirect_stdout(io.StringIO()):
+            return x + 1
+
+
+@fix_of(RedirectStdout)
+class RedirectOutside(nn.Module):
+    def forward(self, x):
+        return x + 1

@@ -1,0 +1,233 @@
+"""``torch.fx``'s own messages: symbolic tracing (proxies in control flow, iteration, ``len``, factory calls),
+graph surgery (``erase_node``, ``lint``, ``GraphModule`` roots), ``Interpreter`` and ``ShapeProp``, and ``make_fx``.
+
+Module reproductions run under ``symbolic_trace`` or ``make_fx symbolic``; the
+others build or run a graph by hand, and their fix returns the graph's output and
+eager mode's.
+"""
+
+import torch
+import torch.fx
+from torch import nn
+from torch.fx.passes.shape_prop import ShapeProp
+
+from fxguide.atlas.repros import fix_of, repro
+from fxguide.atlas.repros.dynamo import BoolBranch, ItemBranch, signs
+
+X = torch.arange(8.0).reshape(2, 4)
+
+
+class AddRelu(nn.Module):
+    """The model the graph-surgery reproductions trace."""
+
+    def forward(self, x):
+        return (x + 1).relu()
+
+
+def traced() -> torch.fx.GraphModule:
+    return torch.fx.symbolic_trace(AddRelu())
+
+
+repro("symbolically traced variables cannot be used as inputs to control flow", tool="symbolic_trace",
+      entry="78fcfe9627", inputs=signs,
+      cause="An if on a Proxy: symbolic tracing has no value to decide the branch with.")(BoolBranch)
+
+
+@repro("randn() received an invalid combination of arguments - got (Proxy, Proxy)", tool="symbolic_trace",
+       entry="", cause="x.size(0) is a Proxy under symbolic tracing; torch.randn takes ints only.")
+class RandnOfSizes(nn.Module):
+    def forward(self, x):
+        return x + torch.randn(x.size(0), x.size(1))
+
+
+@fix_of(RandnOfSizes)
+class RandnLike(nn.Module):
+    def forward(self, x):
+        return x + torch.randn_like(x)
+
+
+@repro("Proxy object cannot be iterated", tool="symbolic_trace", entry="4fd26538a3",
+       cause="A for loop over a Proxy: symbolic tracing does not know how many items it has.")
+class LoopOverRows(nn.Module):
+    def forward(self, x):
+        return torch.stack([row * 2 for row in x])
+
+
+@fix_of(LoopOverRows)
+class WholeTensor(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+@repro("'len' is not supported in symbolic tracing by default", tool="symbolic_trace", entry="fa3b4e9b0f",
+       cause="len() of a Proxy needs a value; torch.fx.wrap('len') records it as a call instead.")
+class LenOfTensor(nn.Module):
+    def forward(self, x):
+        return x * len(x)
+
+
+@fix_of(LenOfTensor)
+class ShapeInsteadOfLen(nn.Module):
+    def forward(self, x):
+        return x * x.shape[0]
+
+
+class Holder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.layers = [nn.Linear(4, 4)]  # a plain list: not registered as a submodule
+
+    def forward(self, x):
+        return self.layers[0](x)
+
+
+@repro("Module is not installed as a submodule", tool="symbolic_trace", entry="",
+       cause="A module kept in a plain list is not a submodule, so the tracer cannot name it.")
+class PlainListOfModules(Holder):
+    pass
+
+
+@fix_of(PlainListOfModules)
+class ModuleListOfModules(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.layers = nn.ModuleList([nn.Linear(4, 4)])
+
+    def forward(self, x):
+        return self.layers[0](x)
+
+
+@repro("ShapeProp error for: node=", tool="ShapeProp(gm).propagate", entry="25ee9c3150",
+       cause="ShapeProp runs the graph on the example it is given: a wrong shape fails at the node that needs it.")
+def shape_prop_wrong_shape():
+    gm = torch.fx.symbolic_trace(nn.Linear(4, 3))
+    ShapeProp(gm).propagate(torch.ones(2, 5))
+
+
+@fix_of(shape_prop_wrong_shape)
+def shape_prop_right_shape():
+    torch.manual_seed(0)
+    linear = nn.Linear(4, 3)
+    gm = torch.fx.symbolic_trace(linear)
+    return ShapeProp(gm).propagate(X), linear(X)
+
+
+@repro("Expected positional argument for parameter", tool="torch.fx.Interpreter(gm).run", entry="a8c69f8239",
+       cause="Interpreter.run is given fewer arguments than the graph has placeholders.")
+def interpreter_missing_argument():
+    torch.fx.Interpreter(traced()).run()
+
+
+@fix_of(interpreter_missing_argument)
+def interpreter_all_arguments():
+    return torch.fx.Interpreter(traced()).run(X), AddRelu()(X)
+
+
+def graph_with_get_attr() -> torch.fx.Graph:
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    weight = graph.get_attr("weight")
+    graph.output(graph.call_function(torch.mul, (x, weight)))
+    return graph
+
+
+@repro("referenced target but that target was not provided in root", tool="torch.fx.GraphModule(root, graph)",
+       entry="a5bb4126d7", cause="A graph's get_attr names an attribute the dict given as root does not hold.")
+def graph_module_missing_target():
+    torch.fx.GraphModule({}, graph_with_get_attr())
+
+
+@fix_of(graph_module_missing_target)
+def graph_module_with_target():
+    gm = torch.fx.GraphModule({"weight": torch.full((4,), 2.0)}, graph_with_get_attr())
+    return gm(X), X * 2
+
+
+@repro("references nonexistent attribute", tool="graph.lint()", entry="7417d21a42",
+       cause="lint() checks every get_attr against the owning module; this one names an attribute it lacks.")
+def lint_nonexistent_attribute():
+    gm = torch.fx.symbolic_trace(nn.Sequential(nn.Linear(4, 4)))
+    x = next(iter(gm.graph.nodes))
+    with gm.graph.inserting_after(x):
+        gm.graph.get_attr("0.missing")
+    gm.graph.lint()
+
+
+@fix_of(lint_nonexistent_attribute)
+def lint_registered_attribute():
+    gm = traced()
+    gm.register_buffer("scale", torch.tensor(3.0))
+    output = gm.graph.output_node()
+    with gm.graph.inserting_before(output):
+        scale = gm.graph.get_attr("scale")
+        scaled = gm.graph.call_function(torch.mul, (output.args[0], scale))
+    output.args = (scaled,)
+    gm.graph.lint()
+    gm.recompile()
+    return gm(X), AddRelu()(X) * 3
+
+
+@repro("Tried to erase Node but it still had users", tool="graph.erase_node", entry="b42906f226",
+       cause="A node is erased while other nodes still use its value.")
+def erase_used_node():
+    gm = traced()
+    add = next(node for node in gm.graph.nodes if node.op == "call_function")
+    gm.graph.erase_node(add)
+
+
+@fix_of(erase_used_node)
+def replace_then_erase():
+    """Point the node's users elsewhere first (here: skip the +1), then erase it."""
+    gm = traced()
+    add = next(node for node in gm.graph.nodes if node.op == "call_function")
+    add.replace_all_uses_with(add.args[0])
+    gm.graph.erase_node(add)
+    gm.recompile()
+    return gm(X), X.relu()
+
+
+repro("GuardOnDataDependentSymNode under make_fx (symbolic)", tool="make_fx symbolic", entry="", inputs=signs,
+      cause="make_fx with symbolic shapes traces fake tensors: .item() has no value to return.")(ItemBranch)
+
+
+@repro("int() argument must be ... not 'Proxy'", tool="symbolic_trace", entry="",
+       cause="int() of a size under symbolic tracing: x.shape[0] is a Proxy, which has no value.")
+class IntOfSize(nn.Module):
+    def forward(self, x):
+        return x * int(x.shape[0])
+
+
+@fix_of(IntOfSize)
+class SizeKeptSymbolic(nn.Module):
+    def forward(self, x):
+        return x * x.shape[0]
+
+
+@repro("'Proxy' object cannot be interpreted as an integer", tool="symbolic_trace", entry="",
+       cause="range() of a size under symbolic tracing: the loop's length is a Proxy.")
+class RangeOverSize(nn.Module):
+    def forward(self, x):
+        return sum(x[i] for i in range(x.shape[0]))
+
+
+@fix_of(RangeOverSize)
+class SumOverRows(nn.Module):
+    def forward(self, x):
+        return x.sum(0)
+
+
+@repro("zeros() takes 1 positional argument but 2 were given (a Proxy size)", tool="symbolic_trace", entry="",
+       cause="A factory function given a Proxy as a size: torch.zeros does not take Proxies.")
+class ZerosOfSize(nn.Module):
+    def forward(self, x):
+        return torch.cat([x, torch.zeros(x.shape[0], 3)], dim=1)
+
+
+@fix_of(ZerosOfSize)
+class NewZeros(nn.Module):
+    """A tensor method (new_zeros) is recorded as a call, Proxy sizes and all."""
+
+    def forward(self, x):
+        return torch.cat([x, x.new_zeros(x.shape[0], 3)], dim=1)

@@ -1,0 +1,44 @@
+"""The reproductions of :mod:`fxguide.atlas.repros`: each raises its message under its tool, the lookup recognises
+the inventory entry it records, and its fix runs under the same tool and matches eager mode."""
+
+from __future__ import annotations
+
+import pytest
+
+from fxguide.atlas.messages import table
+from fxguide.atlas.repros import all_repros, cleaned, reproduce
+from fxguide.atlas.tools import TOOLS
+
+REPROS = all_repros()
+
+
+def test_there_are_at_least_70_reproductions_in_every_subsystem():
+    assert len(REPROS) >= 70
+    assert {item.group for item in REPROS} == {"aot_autograd", "custom_ops", "dynamo", "export", "fx", "pt2e"}
+    assert len({(item.code, item.tool) for item in REPROS}) == len(REPROS)
+
+
+def test_every_graph_break_id_the_atlas_meets_has_a_reproduction():
+    import json
+    from importlib import resources
+    outcomes = json.loads(resources.files("fxguide.atlas").joinpath("outcomes.json").read_text())
+    met = {gb for row in outcomes["rows"] for cell in row["tools"].values() for gb in cell["breaks"]}
+    assert met and met <= {item.entry for item in REPROS}
+
+
+@pytest.mark.parametrize("item", REPROS, ids=lambda item: f"{item.group}-{item.code.__name__}")
+def test_reproduction_raises_is_recognised_and_its_fix_matches_eager(item):
+    assert item.tool in TOOLS or not isinstance(item.code, type)
+    outcome = reproduce(item)
+    assert outcome.raised, "nothing raised"
+    assert outcome.hit is not False, (item.entry, outcome.recognised, outcome.error)
+    assert outcome.fix_matches, outcome.fix_note
+
+
+def test_the_page_text_names_no_path_or_address():
+    text = cleaned('File "/tmp/x/y.py", line 3 at 0x7f00 in /work/a/b.py id 140676929258320\nfrom user code:\n  File "z"')
+    assert text == 'File "y.py", line 3 in b.py id <id>'
+    outcomes = [reproduce(item) for item in REPROS[:3]]
+    page = table(outcomes)
+    assert page.count("\n", 0, page.index("\n\n")) == 3 and "/work/" not in page and "0x" not in page
+    assert "<details>" in page._repr_html_()
