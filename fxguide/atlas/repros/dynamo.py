@@ -777,3 +777,70 @@ class RedirectStdout(nn.Module):
 class RedirectOutside(nn.Module):
     def forward(self, x):
         return x + 1
+
+
+@repro("Attempted to inline function marked as skipped (torch.manual_seed)", tool=FULL, entry="GB0008",
+       cause="Seeding inside forward changes global state Dynamo does not trace; seed before the call.")
+class SeedsInForward(nn.Module):
+    def forward(self, x):
+        torch.manual_seed(0)
+        return x + torch.rand(4)
+
+
+@fix_of(SeedsInForward)
+class SeedOutside(nn.Module):
+    """The caller seeds before the call; forward only draws."""
+
+    def forward(self, x):
+        return x + torch.rand(4)
+
+
+@repro("torch.Generator method", tool=FULL, entry="GB7650",
+       cause="Calling a method of a torch.Generator (manual_seed) inside the graph is not traced.")
+class GeneratorReseeded(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.generator = torch.Generator()
+
+    def forward(self, x):
+        return x + torch.rand(4, generator=self.generator.manual_seed(0))
+
+
+@fix_of(GeneratorReseeded)
+class NoiseAsBuffer(nn.Module):
+    """The seeded draw made once, when the model is built."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("noise", torch.rand(4, generator=torch.Generator().manual_seed(0)))
+
+    def forward(self, x):
+        return x + self.noise
+
+
+@repro("Can't convert torch._check*() message closure", tool=FULL, entry="GB9158",
+       cause="The message of torch._check is a closure over a tensor; Dynamo can only keep constant messages.")
+class CheckWithTensorMessage(nn.Module):
+    def forward(self, x):
+        torch._check(x.shape[0] > 0, lambda: f"empty input {x}")
+        return x + 1
+
+
+@fix_of(CheckWithTensorMessage)
+class CheckWithConstantMessage(nn.Module):
+    def forward(self, x):
+        torch._check(x.shape[0] > 0, lambda: "empty input")
+        return x + 1
+
+
+@repro("Attempted to wrap sparse Tensor with VariableTracker", tool=FULL, entry="GB0277",
+       cause="Sparse tensors are not traced by Dynamo.")
+class SparseRoundTrip(nn.Module):
+    def forward(self, x):
+        return x.to_sparse().to_dense() * 2
+
+
+@fix_of(SparseRoundTrip)
+class DenseOnly(nn.Module):
+    def forward(self, x):
+        return x * 2

@@ -6,6 +6,7 @@ calls on an exported program (``ep.module().train()``, ``ep(x)``...), whose fix
 returns the exported program's output and eager mode's.
 """
 
+import dataclasses
 import io
 
 import torch
@@ -312,3 +313,129 @@ class Relu(nn.Module):
 @fix_of(export_function)
 def export_wrapped_function():
     return torch.export.export(Relu(), (X,)).module()(X), torch.relu(X)
+
+
+@dataclasses.dataclass
+class Batch:
+    """A dataclass input, not registered with pytree."""
+
+    x: torch.Tensor
+    scale: float
+
+
+@dataclasses.dataclass
+class RegisteredBatch:
+    """The same dataclass, registered with pytree so export can flatten it."""
+
+    x: torch.Tensor
+    scale: float
+
+
+torch.export.register_dataclass(RegisteredBatch)
+
+
+class TakesBatch(nn.Module):
+    def forward(self, batch):
+        return batch.x * batch.scale
+
+
+@repro("Unsupported input type (a dataclass). Export only supports pytree containers", tool="torch.export.export",
+       entry="c7cb2d7dce", cause="export flattens inputs with pytree; a dataclass it does not know cannot be flattened.")
+def dataclass_input():
+    torch.export.export(TakesBatch(), (Batch(X, 2.0),))
+
+
+@repro("one of the inputs is not supported or pytree-flattenable (strict)", tool="torch.export.export(strict=True)",
+       entry="f1a106f802", cause="The same under strict export: the dataclass input is not registered with pytree.")
+def dataclass_input_strict():
+    torch.export.export(TakesBatch(), (Batch(X, 2.0),), strict=True)
+
+
+def registered_dataclass():
+    """Register the dataclass (torch.export.register_dataclass) before exporting."""
+    batch = RegisteredBatch(X, 2.0)
+    return torch.export.export(TakesBatch(), (batch,)).module()(batch), TakesBatch()(batch)
+
+
+fix_of(dataclass_input)(registered_dataclass)
+fix_of(dataclass_input_strict)(registered_dataclass)
+
+
+class Output:
+    def __init__(self, value):
+        self.value = value
+
+
+class ReturnsObject(nn.Module):
+    def forward(self, x):
+        return Output(x + 1)
+
+
+@repro("Found <class> in output, which is not a known type", tool="torch.export.export", entry="a13fdbea2b",
+       cause="An output of a class pytree does not know: export cannot flatten it.")
+def object_output():
+    torch.export.export(ReturnsObject(), (X,))
+
+
+class ReturnsDict(nn.Module):
+    def forward(self, x):
+        return {"value": x + 1}
+
+
+@fix_of(object_output)
+def dict_output():
+    """Return a dict (or register the class with pytree)."""
+    return torch.export.export(ReturnsDict(), (X,)).module()(X), ReturnsDict()(X)
+
+
+@repro("There is no flat args adapter specified", tool="torch.export.unflatten(ep)(...)", entry="8b5c8fd28e",
+       cause="The unflattened module is called with other arguments than export saw.")
+def unflatten_wrong_arguments():
+    torch.export.unflatten(exported())(X, X)
+
+
+@fix_of(unflatten_wrong_arguments)
+def unflatten_same_arguments():
+    return torch.export.unflatten(exported())(X), Small()(X)
+
+
+@repro("Unexpected input tensor shape specified at `dynamic_shapes[0]`", tool="torch.export.export",
+       entry="ef278a81d0", cause="A tensor's dynamic shape must be a dict or tuple over its dimensions, not a Dim.")
+def dim_instead_of_shape():
+    torch.export.export(Small(), (X,), dynamic_shapes=[Dim("batch")])
+
+
+@fix_of(dim_instead_of_shape)
+def shape_as_dict():
+    program = torch.export.export(Small(), (X,), dynamic_shapes=[{0: Dim("batch")}])
+    return program.module()(X), Small()(X)
+
+
+@repro("Exporting a ScriptModule is not supported", tool="torch.export.export", entry="25e6c9a3c8",
+       cause="torch.jit.script made a ScriptModule; export takes the Python module.")
+def export_script_module():
+    torch.export.export(torch.jit.script(Small()), (X,))
+
+
+@fix_of(export_script_module)
+def export_python_module():
+    return exported().module()(X), Small()(X)
+
+
+class Square(nn.Module):
+    def forward(self, x):
+        return x.sum(0)
+
+
+@repro("one Dim for two sizes: L['x'].size()[1] = 4 is not equal to L['x'].size()[0] = 2",
+       tool="torch.export.export", entry="",
+       cause="The same Dim object names two dimensions, which export then requires to be equal.")
+def one_dim_for_two_sizes():
+    batch = Dim("batch")
+    torch.export.export(Square(), (X,), dynamic_shapes=({0: batch, 1: batch},))
+
+
+@fix_of(one_dim_for_two_sizes)
+def one_dim_per_size():
+    program = torch.export.export(Square(), (X,), dynamic_shapes=({0: Dim("rows"), 1: Dim("cols")},))
+    return program.module()(X), Square()(X)
