@@ -18,6 +18,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from fxguide.atlas.cases import calls_out, randomness, side_effects
 from fxguide.atlas.repros import fix_of, repro
 
 log = logging.getLogger("fxguide.repros")
@@ -197,10 +198,7 @@ class OwnGenerator(nn.Module):
         return x + torch.randn(x.shape, generator=self.generator)
 
 
-@fix_of(OwnGenerator)
-class GlobalGenerator(nn.Module):
-    def forward(self, x):
-        return x + torch.randn(x.shape)
+fix_of(OwnGenerator)(randomness.GlobalGenerator)  # the atlas's: draw from the global generator
 
 
 @repro("Failed to trace builtin operator (open)", tool=FULL, entry="GB0059",
@@ -315,11 +313,7 @@ class StdoutWrite(nn.Module):
         return x + 1
 
 
-@fix_of(StdoutWrite)
-class PrintAsNode(nn.Module):
-    def forward(self, x):
-        torch._higher_order_ops.print("forward ran")
-        return x + 1
+fix_of(StdoutWrite)(side_effects.PrintAsNode)  # the atlas's: a print node in the graph
 
 
 @repro("Data-dependent branching", tool=FULL, entry="GB0170", inputs=signs,
@@ -408,16 +402,6 @@ def no_fake_op(x: torch.Tensor) -> torch.Tensor:
     return x.nonzero().float().sum() + x
 
 
-@torch.library.custom_op("fxguide_repros::with_fake", mutates_args=())
-def with_fake_op(x: torch.Tensor) -> torch.Tensor:
-    return x + 1
-
-
-@with_fake_op.register_fake
-def _(x):
-    return torch.empty_like(x)
-
-
 @repro("RuntimeError when making fake tensor call (custom op without a fake kernel)", tool=FULL, entry="GB4315",
        cause="A custom op has no fake (meta) kernel, so Dynamo cannot know its output's shape.")
 class CustomOpNoFake(nn.Module):
@@ -425,10 +409,7 @@ class CustomOpNoFake(nn.Module):
         return no_fake_op(x)
 
 
-@fix_of(CustomOpNoFake)
-class CustomOpWithFake(nn.Module):
-    def forward(self, x):
-        return with_fake_op(x)
+fix_of(CustomOpNoFake)(calls_out.CustomOpWithFake)  # the atlas's: the op with a fake kernel
 
 
 @repro("returning intermediate with requires_grad_()", tool=FULL, entry="GB7324",

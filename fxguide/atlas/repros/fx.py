@@ -231,3 +231,86 @@ class NewZeros(nn.Module):
 
     def forward(self, x):
         return torch.cat([x, x.new_zeros(x.shape[0], 3)], dim=1)
+
+
+@repro("Argument of Node was used before it has been defined", tool="graph.lint()", entry="19783f8d3a",
+       cause="A node is made to use a node that comes after it: the graph is no longer in topological order.")
+def use_before_definition():
+    gm = traced()
+    add, relu = [node for node in gm.graph.nodes if node.op in ("call_function", "call_method")]
+    add.args = (relu, *add.args[1:])
+    gm.graph.lint()
+
+
+@fix_of(use_before_definition)
+def insert_after_the_value():
+    """Insert a new node after the one it uses (graph.inserting_after), and use it from there on."""
+    gm = traced()
+    relu = next(node for node in gm.graph.nodes if node.op in ("call_function", "call_method") and node.target in
+                ("relu", torch.relu))
+    with gm.graph.inserting_after(relu):
+        doubled = gm.graph.call_function(torch.mul, (relu, 2))
+    relu.replace_all_uses_with(doubled, delete_user_cb=lambda user: user is not doubled)
+    gm.graph.lint()
+    gm.recompile()
+    return gm(X), AddRelu()(X) * 2
+
+
+@repro("Expected node.target to be callable", tool="gm.recompile()", entry="c9275600f6",
+       cause="A call_function node's target was set to a name; it must be the function itself.")
+def target_as_name():
+    gm = traced()
+    add = next(node for node in gm.graph.nodes if node.op == "call_function")
+    add.target = "sub"
+    gm.recompile()
+
+
+@fix_of(target_as_name)
+def target_as_function():
+    gm = traced()
+    add = next(node for node in gm.graph.nodes if node.op == "call_function")
+    add.target = torch.sub
+    gm.recompile()
+    return gm(X), (X - 1).relu()
+
+
+@repro("Placeholder count mismatch", tool="torch.fx.replace_pattern", entry="e571975dba",
+       cause="The replacement takes another number of inputs than the pattern it replaces.")
+def replacement_arity():
+    torch.fx.replace_pattern(traced(), lambda x: x + 1, lambda x, y: x - y)
+
+
+@fix_of(replacement_arity)
+def replacement_same_arity():
+    gm = traced()
+    torch.fx.replace_pattern(gm, lambda x: x + 1, lambda x: x - 1)
+    return gm(X), (X - 1).relu()
+
+
+@repro("GraphModule has no attribute `missing` (call_module)", tool="graph.lint()", entry="",
+       cause="A call_module node names a submodule the GraphModule does not have.")
+def call_module_missing():
+    gm = traced()
+    x = next(iter(gm.graph.nodes))
+    with gm.graph.inserting_after(x):
+        gm.graph.call_module("missing", (x,))
+    gm.graph.lint()
+
+
+@fix_of(call_module_missing)
+def call_module_added():
+    """Add the submodule first (gm.add_submodule), then call it."""
+    gm = traced()
+    gm.add_submodule("doubler", Double())
+    output = gm.graph.output_node()
+    with gm.graph.inserting_before(output):
+        doubled = gm.graph.call_module("doubler", (output.args[0],))
+    output.args = (doubled,)
+    gm.graph.lint()
+    gm.recompile()
+    return gm(X), AddRelu()(X) * 2
+
+
+class Double(nn.Module):
+    def forward(self, x):
+        return x * 2
