@@ -221,9 +221,9 @@ class PackageApi(SphinxDirective):
         for name in names:
             module = importlib.import_module(name)
             self.env.note_dependency(module.__file__)
-            # The atlas's case modules are examples, shown with their outcomes on the atlas pages: their
-            # docstring here, not their classes (whose members would repeat torch's own docstrings).
-            members = [] if ".atlas.cases." in name else ["   :members:"]
+            # The atlas's case and reproduction modules are examples, shown with their outcomes on the atlas
+            # pages: their docstring here, not their classes (whose members would repeat torch's own docstrings).
+            members = [] if ".atlas.cases." in name or ".atlas.repros." in name else ["   :members:"]
             sections.append(_section(self, name, [f".. automodule:: {name}", *members]))
         return sections
 

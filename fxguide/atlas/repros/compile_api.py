@@ -22,7 +22,7 @@ class Plain(nn.Module):
 
 
 def compiled(model=None, **options):
-    """``model`` (default :class:`Plain`) under ``torch.compile`` on ``aot_eager``, Dynamo's caches emptied."""
+    """``model`` (default ``Plain``) under ``torch.compile`` on ``aot_eager``, Dynamo's caches emptied."""
     torch._dynamo.reset()
     return torch.compile(model or Plain(), backend="aot_eager", **options)
 

@@ -35,7 +35,7 @@ class TwoInputs(nn.Module):
 
 
 def exported(model: nn.Module | None = None, *args, **kwargs) -> torch.export.ExportedProgram:
-    """``model`` (default :class:`Small`) exported on a ``(2, 4)`` input."""
+    """``model`` (default ``Small``) exported on a ``(2, 4)`` input."""
     return torch.export.export(model or Small(), args or (torch.ones(2, 4),), **kwargs)
 
 
