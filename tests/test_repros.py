@@ -39,6 +39,7 @@ def test_reproduction_raises_is_recognised_and_its_fix_matches_eager(item):
 def test_the_page_text_names_no_path_or_address():
     text = cleaned('File "/tmp/x/y.py", line 3 at 0x7f00 in /work/a/b.py id 140676929258320\nfrom user code:\n  File "z"')
     assert text == 'File "y.py", line 3 in b.py id <id>'
+    assert cleaned("types: [<class 'str'>, <class 'int'>]") == "types: [<class 'int'>, <class 'str'>]"
     outcomes = [reproduce(item) for item in REPROS[:3]]
     page = table(outcomes)
     assert page.count("\n", 0, page.index("\n\n")) == 3 and "/work/" not in page and "0x" not in page

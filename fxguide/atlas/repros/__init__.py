@@ -155,11 +155,15 @@ def pasted(error: BaseException) -> str:
     return f"{name}: {error}"
 
 
+_CLASS_LIST = re.compile(r"<class '[^']+'>(?:, <class '[^']+'>)+")
+
+
 def cleaned(text: str, lines: int = 12) -> str:
     """``text`` without what changes between machines (paths, addresses, Dynamo's user-code stack), cut to ``lines``."""
     text = text.split("\nfrom user code:")[0]
     text = re.sub(r" at 0x[0-9a-f]+", "", text)
     text = re.sub(r"\b\d{9,}\b", "<id>", text)  # an object's id() (Dynamo's FakeIdVariable)
+    text = _CLASS_LIST.sub(lambda found: ", ".join(sorted(found[0].split(", "))), text)  # a set of types, printed
     text = re.sub(r'File "[^"]*[/\\]', 'File "', text)
     text = re.sub(r"(?<![\w.])/[\w./-]+/([\w.-]+)", r"\1", text)
     kept = [line.rstrip() for line in text.strip().splitlines()

@@ -252,3 +252,76 @@ def fake_after_definition():
         return x + 1
     torch.library.register_fake(name)(lambda x: torch.empty_like(x))
     return compiled(defined, X), X + 1
+
+
+@repro("mutates_args must either be a sequence of the names ... or the string 'unknown'",
+       tool="torch.library.custom_op", entry="5d757efe8a",
+       cause="mutates_args=\"x\" is a string, not a sequence of names: it must be (\"x\",).")
+def mutates_args_as_string():
+    @custom_op(fresh("bump"), mutates_args="x")
+    def bump(x: torch.Tensor) -> None:
+        x.add_(1)
+
+
+@fix_of(mutates_args_as_string)
+def mutates_args_as_tuple():
+    @custom_op(fresh("bump"), mutates_args=("x",))
+    def bump(x: torch.Tensor) -> None:
+        x.add_(1)
+    y = X.clone()
+    bump(y)
+    return y, X + 1
+
+
+@repro("opcheck(op, ...): op must be instance of torch._ops.OpOverload", tool="opcheck", entry="",
+       cause="opcheck checks a registered op, not the Python function it was made from.")
+def opcheck_plain_function():
+    def halve(x: torch.Tensor) -> torch.Tensor:
+        return x / 2
+    opcheck(halve, (X,))
+
+
+@fix_of(opcheck_plain_function)
+def opcheck_custom_op():
+    @custom_op(fresh("halve"), mutates_args=())
+    def halve(x: torch.Tensor) -> torch.Tensor:
+        return x / 2
+
+    @halve.register_fake
+    def _(x):
+        return torch.empty_like(x)
+    opcheck(halve, (X,))
+    return halve(X), X / 2
+
+
+SCHEMA_ONLY = torch.library.Library("fxguide_repros_schema", "FRAGMENT")
+SCHEMA_ONLY.define("halve(Tensor x) -> Tensor")
+
+
+@repro("Could not run ... with arguments from the 'CPU' backend", tool="torch.ops call", entry="",
+       cause="The op has a schema but no kernel for this device (the library that registers it was not loaded).")
+def op_without_kernel():
+    torch.ops.fxguide_repros_schema.halve(X)
+
+
+WITH_KERNEL = torch.library.Library("fxguide_repros_kernel", "FRAGMENT")
+WITH_KERNEL.define("halve(Tensor x) -> Tensor")
+WITH_KERNEL.impl("halve", lambda x: x / 2, "CompositeExplicitAutograd")
+
+
+@fix_of(op_without_kernel)
+def op_with_kernel():
+    """Register a kernel for every backend (CompositeExplicitAutograd) or one per device (CPU, CUDA)."""
+    return torch.ops.fxguide_repros_kernel.halve(X), X / 2
+
+
+@repro("'_OpNamespace' object has no attribute", tool="torch.ops call", entry="",
+       cause="No library defined this op: the module that registers it was not imported (or the name is misspelt).")
+def op_never_defined():
+    torch.ops.fxguide_repros.never_defined(X)
+
+
+@fix_of(op_never_defined)
+def op_defined_first():
+    """Import (or define) the op's library before calling it."""
+    return torch.ops.fxguide_repros_kernel.halve(X), X / 2
