@@ -825,3 +825,78 @@ class SparseRoundTrip(nn.Module):
 class DenseOnly(nn.Module):
     def forward(self, x):
         return x * 2
+
+
+@repro("Attempted to use `torch.nn.Parameter()` constructor with Dynamo (a layer built in forward)", tool=FULL,
+       entry="GB0264", cause="nn.Linear built inside forward makes new parameters on every call.")
+class LayerInForward(nn.Module):
+    def forward(self, x):
+        return nn.Linear(4, 4)(x).detach()
+
+
+@fix_of(LayerInForward)
+class LayerInInit(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.linear(x).detach()
+
+
+@repro("Attempted to call function marked as skipped (torch.jit.script in forward)", tool=FULL, entry="GB0008",
+       cause="TorchScript compilation inside forward is not Python Dynamo can trace.")
+class ScriptsInForward(nn.Module):
+    def forward(self, x):
+        return torch.jit.script(nn.functional.relu)(x)
+
+
+@fix_of(ScriptsInForward)
+class PlainRelu(nn.Module):
+    def forward(self, x):
+        return nn.functional.relu(x)
+
+
+class HookedLinear(nn.Module):
+    def __init__(self, hook: bool = True):
+        super().__init__()
+        self.linear = nn.Linear(4, 4)
+        if hook:
+            self.linear.register_full_backward_hook(lambda module, grad_in, grad_out: None)
+
+    def forward(self, x):
+        return self.linear(x).detach()
+
+
+@repro("Module-level backwards hooks require compiled autograd.", tool=FULL, entry="GB0083",
+       cause="A full backward hook on a submodule runs in the backward pass, which Dynamo alone does not capture.")
+class BackwardHook(HookedLinear):
+    pass
+
+
+@fix_of(BackwardHook)
+class HookOnTheOutside(HookedLinear):
+    """Compile the layer without the hook; hook the compiled module's output tensor (register_hook) instead."""
+
+    def __init__(self):
+        super().__init__(hook=False)
+
+
+@repro("Attempt to trace generator", tool="torch.compile(generator function)", entry="GB0003",
+       cause="torch.compile was given a generator function; Dynamo compiles functions that return.")
+def compile_generator():
+    def steps(x):
+        yield x + 1
+        yield x + 2
+    torch._dynamo.reset()
+    list(torch.compile(steps, fullgraph=True, backend="aot_eager")(torch.ones(2, 4)))
+
+
+@fix_of(compile_generator)
+def compile_list_function():
+    """Return the steps as a list (or compile the body of each step)."""
+    def steps(x):
+        return [x + 1, x + 2]
+    torch._dynamo.reset()
+    x = torch.ones(2, 4)
+    return torch.compile(steps, fullgraph=True, backend="aot_eager")(x), steps(x)
