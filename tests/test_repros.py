@@ -36,6 +36,14 @@ def test_reproduction_raises_is_recognised_and_its_fix_matches_eager(item):
     assert outcome.fix_matches, outcome.fix_note
 
 
+def test_every_recorded_entry_is_in_the_inventory():
+    from fxguide.diagnose.torch_messages import entries
+    ids = {entry.id for entry in entries()}
+    recorded = {item.entry for item in REPROS if item.entry} | {item.missed for item in REPROS if item.missed}
+    assert recorded and recorded <= ids
+    assert not [item.message for item in REPROS if item.entry and item.missed]
+
+
 def test_the_page_text_names_no_path_or_address():
     text = cleaned('File "/tmp/x/y.py", line 3 at 0x7f00 in /work/a/b.py id 140676929258320\nfrom user code:\n  File "z"')
     assert text == 'File "y.py", line 3 in b.py id <id>'

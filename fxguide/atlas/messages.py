@@ -22,7 +22,7 @@ def run_all() -> list[Outcome]:
 
 def _cells(outcome: Outcome) -> list[str]:
     item = outcome.repro
-    entry = item.entry if outcome.hit else ("not recognised" if item.entry else "-")
+    entry = item.entry if outcome.hit else f"{item.missed}, not recognised" if item.missed else "-"
     raised = "graph break" if outcome.error.startswith("Graph break:") else "yes" if outcome.raised else "no"
     return [item.message, item.group, item.tool, raised, entry, str(outcome.fix_matches)]
 

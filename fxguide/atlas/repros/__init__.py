@@ -56,6 +56,8 @@ class Repro:
     inputs: Callable[[], tuple[tuple, tuple]] = two_inputs
     around: Callable[[], ContextManager[Any]] = contextlib.nullcontext
     """A setting the reproduction needs around its capture (a Dynamo config)."""
+    missed: str = ""
+    """The inventory entry the raised message is, where the lookup does not recognise it (yet): a gap to close."""
 
     @property
     def module(self) -> bool:
@@ -86,7 +88,8 @@ _FIXES: dict[tuple[Callable[..., Any], str], tuple[Callable[..., Any], Callable[
 
 def repro(message: str, *, tool: str, entry: str, cause: str,
           inputs: Callable[[], tuple[tuple, tuple]] = two_inputs,
-          around: Callable[[], ContextManager[Any]] = contextlib.nullcontext) -> Callable[[Any], Any]:
+          around: Callable[[], ContextManager[Any]] = contextlib.nullcontext, missed: str = ""
+          ) -> Callable[[Any], Any]:
     """Register the decorated module class (run under ``tool``) or function (called) as a reproduction.
 
     The group is the module that calls ``repro``, so a model defined in one group can be registered again, under
@@ -95,7 +98,7 @@ def repro(message: str, *, tool: str, entry: str, cause: str,
     group = sys._getframe(1).f_globals["__name__"].rsplit(".", 1)[-1]
 
     def register(code: Any) -> Any:
-        _REPROS.setdefault(group, []).append(Repro(message, group, tool, entry, cause, code, inputs, around))
+        _REPROS.setdefault(group, []).append(Repro(message, group, tool, entry, cause, code, inputs, around, missed))
         return code
     return register
 

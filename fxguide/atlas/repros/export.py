@@ -58,7 +58,7 @@ def train_exported_fixed():
     return module(X), Small()(X)
 
 
-@repro("Calling eval() is not supported yet", tool="ep.module().eval()", entry="",
+@repro("Calling eval() is not supported yet", tool="ep.module().eval()", entry="", missed="8d801c2e22",
        cause="The same as for train(): an exported module keeps the mode it was exported in.")
 def eval_exported():
     exported().module().eval()
@@ -252,6 +252,7 @@ class TimesTwoInTorch(nn.Module):
 
 
 @repro("ConstraintViolationError: 2 not in range [3, int_oo]", tool="torch.export.export", entry="",
+       missed="8679bbc29d",
        cause="The example input's size is outside the range its Dim declares.")
 def example_outside_dim():
     torch.export.export(Small(), (X,), dynamic_shapes=({0: Dim("batch", min=3)},))
@@ -428,7 +429,7 @@ class Square(nn.Module):
 
 
 @repro("one Dim for two sizes: L['x'].size()[1] = 4 is not equal to L['x'].size()[0] = 2",
-       tool="torch.export.export", entry="",
+       tool="torch.export.export", entry="", missed="bf131321ad",
        cause="The same Dim object names two dimensions, which export then requires to be equal.")
 def one_dim_for_two_sizes():
     batch = Dim("batch")

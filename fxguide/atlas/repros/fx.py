@@ -82,7 +82,7 @@ class Holder(nn.Module):
         return self.layers[0](x)
 
 
-@repro("Module is not installed as a submodule", tool="symbolic_trace", entry="",
+@repro("Module is not installed as a submodule", tool="symbolic_trace", entry="", missed="03b7dffb12",
        cause="A module kept in a plain list is not a submodule, so the tracer cannot name it.")
 class PlainListOfModules(Holder):
     pass
@@ -287,7 +287,7 @@ def replacement_same_arity():
     return gm(X), (X - 1).relu()
 
 
-@repro("GraphModule has no attribute `missing` (call_module)", tool="graph.lint()", entry="",
+@repro("GraphModule has no attribute `missing` (call_module)", tool="graph.lint()", entry="", missed="65b84bb7f1",
        cause="A call_module node names a submodule the GraphModule does not have.")
 def call_module_missing():
     gm = traced()
