@@ -2,10 +2,11 @@
 
 Where the atlas asks what a tool does with a construct, a *reproduction* starts
 from the other end: a message a reader pasted. Each is a tiny module (or, for a
-message that no capture tool raises, a function) that raises ONE message of the
-inventory (:mod:`fxguide.diagnose.torch_messages`) under ONE named tool, the
-inventory entry it raises, the cause in a sentence, and a fix that runs under the
-same tool and matches eager mode. :func:`reproduce` runs one and says whether the
+message that no capture tool raises, a function) that raises ONE message under ONE
+named tool, with the entry of the inventory (:mod:`fxguide.diagnose.torch_messages`)
+the lookup recognises it as (none for a message raised where the inventory does not
+look), the cause in a sentence, and a fix that runs under the same tool and matches
+eager mode. :func:`reproduce` runs one and says whether the
 message was raised, which inventory entries :func:`fxguide.diagnose.recognise.recognise`
 finds in it, and whether the fix matched eager.
 
@@ -14,7 +15,9 @@ fix is judged by :func:`fxguide.atlas.judge.run`, like an atlas row. Call
 reproductions (``tool`` names the call, such as ``ep.module().train()``) are
 functions that raise; their fix returns ``(got, expected)``, compared by
 :func:`fxguide.atlas.judge.same`. The reproductions live one subsystem a module in
-this package (``dynamo``, ``export``, ``fx``, ``custom_ops``, ``pt2e``).
+this package (``dynamo``, ``compile_api``, ``aot_autograd``, ``export``, ``fx``,
+``custom_ops``, ``pt2e``); ``docs/atlas/messages.md`` runs them all
+(:mod:`fxguide.atlas.messages`).
 
 >>> "dynamo" in group_names()
 True
