@@ -69,6 +69,20 @@ def _recognised(found: tuple[Recognition, ...]) -> list[str]:
     return lines
 
 
+def _reproduced(found: tuple[Recognition, ...]) -> list[str]:
+    """The atlas's executed reproductions of the recognised messages (each with a fix that matches eager)."""
+    import json
+    from pathlib import Path
+
+    entries = json.loads((Path(__file__).parent / "atlas" / "reproduced.json").read_text(encoding="utf-8"))["entries"]
+    shown = [(item, recognition.entry) for recognition in found for item in entries.get(recognition.entry.id, [])]
+    if not shown:
+        return []
+    lines = ["", "Reproduced, with a fix that runs and matches eager mode, on the atlas's messages page:"]
+    lines += [f"- {_short(item['message'], 120)} (under {item['tool']})" for item, _ in shown[:_ATLAS_ROWS]]
+    return lines + [f"    {label}{place}" for label, place in _places("atlas/messages.html")]
+
+
 def _atlas(text: str) -> list[str]:
     """The behaviour atlas's rows that meet the text: the construct, and the tools that raised it there."""
     from fxguide.atlas.lookup import rows_for
@@ -101,7 +115,7 @@ def explain(text: str) -> tuple[int, str]:
                    "e.g. `python -m fxguide.explain \"TraceError: symbolically traced variables ...\"`")
     match = lookup(text)
     found = recognise(text)
-    known = (_recognised(found) if found else []) + _atlas(text)
+    known = (_recognised(found) + _reproduced(found) if found else []) + _atlas(text)
     if match is not None:
         return 0, "\n".join([f"cause:  {match.cause.name}", f"  from:   {match.line[:200]}", *_where(match.cause),
                              *known])

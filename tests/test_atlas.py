@@ -269,3 +269,19 @@ def test_a_page_s_claim_about_a_tool_and_a_construct_agrees_with_the_atlas_row()
         cell = rows[anchor]["tools"][tool]
         assert cell["outcome"].startswith(outcome), f"{where}: the page says {outcome!r}, the atlas {cell['outcome']!r}"
         assert gb is None or gb in cell["breaks"], f"{where}: the page names {gb}, the atlas {cell['breaks']}"
+
+
+def test_the_lookup_s_list_of_reproduced_messages_is_the_registry_s():
+    import json
+
+    from fxsite import atlas as site_atlas
+    assert json.loads(site_atlas.REPROS.read_text(encoding="utf-8")) == site_atlas.reproduced(), (
+        "fxguide/atlas/reproduced.json is not what fxguide.atlas.repros registers: run `python -m fxsite.atlas`")
+
+
+def test_explain_points_a_recognised_message_at_its_reproduction(monkeypatch):
+    from fxguide.explain import explain
+    monkeypatch.setenv("FXGUIDE_LOCAL_SITE", "")
+    _, report = explain("torch._dynamo.exc.Unsupported: logging.Logger method not supported for non-export cases")
+    assert "Reproduced, with a fix that runs and matches eager mode" in report
+    assert "atlas/messages.html" in report

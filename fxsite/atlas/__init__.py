@@ -19,6 +19,7 @@ from fxsite import ROOT
 
 RECORDED = ROOT / "tests" / "expected" / "docs" / "atlas"
 INDEX = ROOT / "fxguide" / "atlas" / "outcomes.json"
+REPROS = ROOT / "fxguide" / "atlas" / "reproduced.json"
 _ROW = re.compile(r"^## (?P<title>.+)  \(#(?P<anchor>atlas-[a-z0-9-]+)\)$")
 _OUTCOME = re.compile(r"^(?P<tool>[a-z_A-Z][a-z_A-Z. ]*): (?P<outcome>.*)$")
 _BREAKS = re.compile(r"\[graph breaks: (?P<ids>[A-Z0-9, ]+)\]$")
@@ -58,7 +59,22 @@ def index(recorded: Path = RECORDED) -> dict:
             "rows": rows}
 
 
-def write(path: Path = INDEX) -> Path:
-    """Write :func:`index` as JSON to ``path``."""
+def reproduced() -> dict:
+    """Inventory entry id -> the reproductions of ``docs/atlas/messages.md`` that raise it (message, tool).
+
+    Read from the registry itself (importing it defines the reproductions' custom ops: about a second,
+    too slow for every lookup, hence the file)."""
+    from fxguide.atlas.repros import all_repros
+    found: dict[str, list[dict]] = {}
+    for item in all_repros():
+        if item.entry:
+            found.setdefault(item.entry, []).append({"message": item.message, "tool": item.tool})
+    return {"about": "Written by `python -m fxsite.atlas` from fxguide.atlas.repros; do not edit.",
+            "entries": dict(sorted(found.items()))}
+
+
+def write(path: Path = INDEX, repros: Path = REPROS) -> Path:
+    """Write :func:`index` as JSON to ``path``, and :func:`reproduced` to ``repros``."""
     path.write_text(json.dumps(index(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    repros.write_text(json.dumps(reproduced(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
