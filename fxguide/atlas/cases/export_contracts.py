@@ -286,3 +286,42 @@ def _cache_inputs():
     def make(value):
         return (torch.full((1, 1, 2, 4), value), DynamicCache())
     return make(1.0), make(2.0)
+
+
+@case("None for an optional tensor input", fix="Export with the tensor you will pass (a mask of ones for "
+      "'no mask'), or export once per case: the row shows what a program exported with None does with a "
+      "tensor passed there later.",
+      inputs=lambda: ((torch.ones(2, 4), None), (torch.ones(2, 4), torch.full((2, 4), 2.0))))
+class OptionalTensorInput(nn.Module):
+    def forward(self, x, mask=None):
+        return x if mask is None else x * mask
+
+
+@case("a bool input that flips", fix="Expected to specialize: pass a 0-d bool tensor and use torch.where, "
+      "or export once per value.", inputs=lambda: ((torch.ones(2, 4), True), (torch.ones(2, 4), False)))
+class FlippingBoolInput(nn.Module):
+    def forward(self, x, negate):
+        return -x if negate else x
+
+
+@case("a str input", fix="Strings are constants of the program: export once per value.",
+      inputs=lambda: ((torch.ones(2, 4), "sum"), (torch.ones(2, 4), "mean")))
+class StrInput(nn.Module):
+    def forward(self, x, reduce):
+        return x.sum(0) if reduce == "sum" else x.mean(0)
+
+
+@case("a tuple of tensors input", fix="Nothing.",
+      inputs=lambda: (((torch.ones(4), torch.ones(4)),), ((torch.zeros(4), torch.ones(4)),)))
+class TupleInput(nn.Module):
+    def forward(self, pair):
+        first, second = pair
+        return first * 2 + second
+
+
+@case("a list whose length changes between calls", fix="Stack the tensors into one tensor with a "
+      "dynamic first dimension, or export once per length.",
+      inputs=lambda: (([torch.ones(4)] * 2,), ([torch.ones(4)] * 3,)))
+class ListLengthInput(nn.Module):
+    def forward(self, items):
+        return torch.stack(items).sum(0)
