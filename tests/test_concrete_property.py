@@ -323,6 +323,22 @@ def traced_object(self, x):  # a recorded call (a torch.nn module, so a leaf) ta
     return nn.Identity()(Box(x * 2)).held[0] - x
 
 
+def augmented(self, x):  # x += 1 updates the tensor in place: the caller's input when it is the input
+    if not x.requires_grad:
+        x += 1
+    return x * 2
+
+
+def inference_region(self, x):  # refused
+    with torch.inference_mode():
+        y = x * 2
+    return y
+
+
+def training_branch(self, x):  # the model's training flag: CALLS switches the model to eval mode (how=3)
+    return x * 2 if self.training else x - 1
+
+
 def compile_hint(self, x):
     y = x * 1
     torch._dynamo.mark_static_address(y)
@@ -350,6 +366,7 @@ STEPS = {
     "python-state": [list_append, dict_update, object_attribute], "root-hooks": [root_hooks],
     "call-override": [call_override], "manual-seed": [reseeded], "default-dtype": [default_dtype],
     "example-inputs": [input_in_place], "traced-object": [traced_object], "compile-hints": [compile_hint],
+    "in-place-operator": [augmented], "inference-mode": [inference_region], "train-eval": [training_branch],
 }
 STEPS["hasattr"].append(has_keys)
 REFUSED = [step for q in questions.QUESTIONS if q.answer == "refused" for step in STEPS[q.name]]
@@ -413,7 +430,7 @@ def state(model: Generated) -> dict:
     """Everything a call could change: buffers, tensor attributes, Python attributes and containers."""
     return {"buffers": {k: v.clone() for k, v in model.named_buffers()}, "scale": model.scale.clone(),
             "total": model.total.clone(), "calls": model.calls, "keys": sorted(vars(model)),
-            "python": (list(model.hist), dict(model.memo), model.cfg.n)}
+            "python": (list(model.hist), dict(model.memo), model.cfg.n, model.grid)}
 
 
 def assert_same_state(a: dict, b: dict) -> None:
@@ -432,6 +449,8 @@ def mutate(model: Generated, how: int) -> None:
             model.flag.neg_()
         elif how == 2:
             model.scale.neg_()
+        elif how == 3:  # a mode change after tracing: the graph must raise, or follow it
+            model.eval()
 
 
 def run(fn, x, more, grad, default=torch.float32):
@@ -522,6 +541,7 @@ def check(steps, calls, expect_refusals=True) -> str:
             assert (want is None) == (have is None) and (want is None or torch.equal(want, have)), \
                 "autograd: the gradient through the graph differs from eager mode's"
         torch.testing.assert_close(got, expected, rtol=0, atol=0)
+        assert torch.equal(x.detach(), x_eager.detach()), "the caller's input was left unlike eager mode leaves it"
         assert_same_state(state(traced_model), state(eager))
     return "equal_calls"
 
@@ -560,7 +580,8 @@ CALLS = [((2, 3, 1.0, torch.float32, False, False, True, 0), 0),
          ((4, 2, 0.5, torch.float32, False, False, True, 2), 0),
          ((1, 1, 1.0, torch.float32, False, False, True, 0), 0),
          ((4, 4, 1.0, torch.float32, False, False, True, 0), 0),
-         ((2, 3, 1.0, torch.float32, False, False, True, 0, torch.float64), 0)]  # another default dtype
+         ((2, 3, 1.0, torch.float32, False, False, True, 0, torch.float64), 0),  # another default dtype
+         ((2, 3, 1.0, torch.float32, False, False, True, 0), 3)]  # the model switched to eval mode
 
 
 def _each_call(steps, expect_refusals=True):

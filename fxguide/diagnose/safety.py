@@ -19,13 +19,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import random
 import signal
 import sys
 import tempfile
 import threading
 import time
-import types
 from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
@@ -33,6 +31,8 @@ from typing import Any
 import torch
 import torch.nn.functional
 from torch import nn
+
+from fxguide._state import Generators, Held, kind_of
 
 
 class ToolTimeout(BaseException):
@@ -93,29 +93,11 @@ class CallerState:
     """
 
     def __enter__(self) -> CallerState:
-        self.torch = torch.get_rng_state()
-        cuda = torch.cuda.is_available() and torch.cuda.is_initialized()
-        self.cuda = torch.cuda.get_rng_state_all() if cuda else None
-        self.python = random.getstate()
-        numpy = sys.modules.get("numpy")
-        self.numpy = (numpy, numpy.random.get_state()) if numpy is not None else None
+        self.generators = Generators()
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        torch.set_rng_state(self.torch)
-        if self.cuda is not None:
-            torch.cuda.set_rng_state_all(self.cuda)
-        random.setstate(self.python)
-        if self.numpy is not None:
-            self.numpy[0].random.set_state(self.numpy[1])
-
-
-def _is_plain_object(value: Any) -> bool:
-    """An object of the model's own (a config, a state holder) whose attributes a forward may change."""
-    return (hasattr(value, "__dict__") and not isinstance(value, (nn.Module, torch.Tensor, type, ModuleType,
-                                                                   types.FunctionType, types.MethodType,
-                                                                   types.BuiltinFunctionType))
-            and not type(value).__module__.startswith(("torch", "builtins")))
+        self.generators.restore()
 
 
 class _Values:
@@ -163,8 +145,9 @@ class Snapshot:
 
     Recorded, per module: its attribute dictionary (so attributes a tool added,
     removed or rebound are undone, hooks and the ``training`` flag included); the
-    contents of the containers (lists, dicts, sets) and plain Python objects
-    (a config, a state holder) it holds, to any depth up to ``Snapshot.DEPTH``; and for
+    contents of the containers of any kind (lists, dicts, sets, deques, NumPy arrays, ...) and plain
+    Python objects (a config, a state holder) it holds, to any depth up to ``Snapshot.DEPTH``
+    (recorded by ``fxguide._state.Held``, as the concrete tracer's state diff records them); and for
     every tensor it holds (parameters, buffers, tensors in attributes and
     containers) the memory its ``.data`` is, its ``requires_grad`` flag and a copy
     of its values, kept in a temporary file rather than in memory. A tensor
@@ -201,11 +184,11 @@ class Snapshot:
         self.model = model
         self._modules = list(model.modules())
         self._dicts = [(m, dict(vars(m))) for m in self._modules]
-        self._containers: list[tuple[Any, Any]] = []  # (container or object, shallow copy of its contents)
-        self._generators: list[tuple[torch.Generator, torch.Tensor]] = []  # (a generator the model holds, its state)
         self._tensors: list[list[Any]] = []  # [tensor, _version, .data, layout, requires_grad]
         self._values = _Values()
         seen: set[int] = set()
+        # The containers of any kind, plain objects and generators the model and its classes hold.
+        self._held = Held(tensor=lambda _, tensor: self._tensor(tensor, seen))
         for module in self._modules:
             for tensor in (*module._parameters.values(), *module._buffers.values()):
                 self._tensor(tensor, seen)
@@ -215,13 +198,13 @@ class Snapshot:
         self._unversioned = [record for record in self._tensors if id(record[0]) in buffers]
         for _, attrs in self._dicts:
             for value in attrs.values():
-                self._walk(value, seen, self.DEPTH)
+                self._held.keep("", value, self.DEPTH)
         self._namespaces = [(space, dict(vars(space))) for space in self._patchable(model)]
         for space, names in self._namespaces:  # containers held as class attributes (a registry, a counter)
             if isinstance(space, type) and space not in (torch.Tensor,):
                 for value in names.values():
-                    if isinstance(value, (list, dict, set, torch.Generator)) or _is_plain_object(value):
-                        self._walk(value, seen, self.DEPTH)
+                    if kind_of(value) is not None:
+                        self._held.keep("", value, self.DEPTH)
 
     def _tensor(self, tensor: Any, seen: set[int]) -> None:
         if not isinstance(tensor, torch.Tensor) or id(tensor) in seen:
@@ -233,33 +216,6 @@ class Snapshot:
             return
         self._values.keep(tensor)
         self._tensors.append([tensor, tensor._version, tensor.data, layout, tensor.requires_grad])
-
-    def _walk(self, value: Any, seen: set[int], depth: int) -> None:
-        if isinstance(value, torch.Tensor):
-            self._tensor(value, seen)
-            return
-        if isinstance(value, torch.Generator):  # drawing from it moves its state, not any attribute
-            if id(value) not in seen:
-                seen.add(id(value))
-                self._generators.append((value, value.get_state()))
-            return
-        if depth <= 0 or id(value) in seen or len(seen) > self.LARGEST:
-            return
-        if isinstance(value, (list, dict, set)):
-            seen.add(id(value))
-            self._containers.append((value, value.copy()))
-            items = value.values() if isinstance(value, dict) else value
-        elif isinstance(value, tuple):
-            items = value
-        elif _is_plain_object(value):
-            seen.add(id(value))
-            self._containers.append((value, dict(vars(value))))
-            items = vars(value).values()
-        else:
-            return
-        for item in list(items):
-            if not isinstance(item, nn.Module):
-                self._walk(item, seen, depth - 1)
 
     @staticmethod
     def _patchable(model: nn.Module) -> list[Any]:
@@ -296,12 +252,7 @@ class Snapshot:
             state = vars(module)
             state.clear()
             state.update(attrs)
-        for container, saved in self._containers:
-            if not _same(container, saved):
-                _refill(container, saved)
-        for generator, state in self._generators:
-            if not torch.equal(generator.get_state(), state):
-                generator.set_state(state)
+        self._held.restore()
         with torch.no_grad():
             for record in self._tensors:
                 self._put_back(*record, check_values=False)
@@ -344,13 +295,12 @@ class Snapshot:
             for key in sorted(set(attrs) & set(state)):
                 if state[key] is not attrs[key]:
                     found.append(f"{where}: attribute {key!r} rebound")
-        for container, saved in self._containers:
-            if not _same(container, saved):
-                found.append(f"the contents of a {type(container).__name__} the model holds changed")
-        for generator, state in self._generators:
-            if not torch.equal(generator.get_state(), state):
-                generator.set_state(state)
+        for record in self._held.changed():
+            if record.saved.kind == "generator":
+                record.value.set_state(record.saved.contents)
                 found.append("the state of a torch.Generator the model holds changed (put back at the end)")
+            else:
+                found.append(f"the contents of a {type(record.value).__name__} the model holds changed")
         with torch.no_grad():
             for record in self._tensors:
                 wrong = self._put_back(*record, check_values=True)
@@ -361,31 +311,6 @@ class Snapshot:
             changed = [n for n in names if current.get(n, _MISSING) is not names[n]]
             found += [f"{getattr(space, '__name__', space)}.{n} changed" for n in sorted(changed)]
         return found
-
-
-def _same(container: Any, saved: Any) -> bool:
-    """The same elements, by identity (``==`` on tensors would compare values)."""
-    if not isinstance(container, (list, dict, set)):  # a plain object: its attributes
-        container = vars(container)
-    if len(container) != len(saved):
-        return False
-    if isinstance(container, list):
-        return all(a is b for a, b in zip(container, saved))
-    if isinstance(container, dict):
-        return all(key in saved and container[key] is saved[key] for key in container)
-    return {id(x) for x in container} == {id(x) for x in saved}
-
-
-def _refill(target: Any, saved: Any) -> None:
-    if isinstance(target, list):
-        target[:] = saved
-    elif isinstance(target, (dict, set)):
-        target.clear()
-        target.update(saved)
-    else:
-        state = vars(target)
-        state.clear()
-        state.update(saved)
 
 
 def _equal(a: torch.Tensor, b: torch.Tensor) -> bool:

@@ -26,32 +26,45 @@ the structure of the call's inputs, ...) is listed in
 :mod:`fxguide.tracing.concrete.questions`, with what is done with it: guarded
 (re-asked on every call), or refused while tracing with
 :class:`UnguardableError` when a graph cannot replay it (a traced value stored
-on the module, a Python attribute or the contents of a list, dict or object
-that ``forward`` changes, an autocast region, ``id()`` of a traced value,
-``str()`` or ``hash()`` of a whole tensor). The model is traced as a call runs
-it: hooks on it and a ``__call__`` of its class are in the graph;
-``torch.manual_seed`` inside ``forward`` is a graph node; a constant made in
-the default dtype guards ``torch.get_default_dtype()``. Tracing leaves the
-model exactly as it was (parameters, buffers, attributes and the containers
-it holds are restored), and the caller's example inputs too.
+on the module, an autocast or ``inference_mode`` region, ``id()`` of a traced
+value, ``str()`` or ``hash()`` of a whole tensor, a backward hook on a module
+whose code the graph holds). Whatever else ``forward`` changes is checked by a
+*state diff*: everything it can reach (the model's attributes and the
+containers of any kind it holds, its classes' attributes, the globals of the
+modules defining them or the traced function, the caller's inputs, torch's
+settings and global module hooks, the random generators of torch, NumPy and
+Python) is recorded before tracing and compared after. A change that an
+operation of the graph makes again on every call is replayed (an in-place
+update, ``x += 1``, a draw of ``torch.rand_like(x)``, a grad-mode switch, an
+attribute set to the same value by every call); any other refuses the trace,
+naming what changed (``torch.rand(2, 3)``, whose draw the graph would freeze,
+is one). The model is traced as a call runs it: hooks on it and a
+``__call__`` of its class are in the graph; ``torch.manual_seed`` inside
+``forward`` is a graph node; a constant made in the default dtype guards
+``torch.get_default_dtype()``; the training flags and hooks of the modules
+whose code the graph holds are checked before every call, so ``model.eval()``
+after tracing raises :class:`GuardError`. Tracing leaves the model, its
+classes, the globals, the caller's example inputs and torch's settings as they
+were.
 
 Not guarded: identity (``v is w``, which Python answers without asking the
 value), ``type(v)`` in modules other than those defining the model's
 ``forward`` methods, functions imported by name (``from torch import
 is_grad_enabled, manual_seed, zeros``) rather than called through their
-module, the stand-in's own attributes read directly (``x.node``), a change to
-the contents of an input list or dict (the graph changes its own copy, not
-the caller's), changes to the model after tracing (a hook added later), and
-state outside the model (global variables, Python's and NumPy's random
-generators, and the draws of torch's random factory functions,
-``torch.rand(x.shape)`` or ``torch.randn(2, 4)``, made once while tracing and
-constants of the graph; ``torch.rand_like(x)`` is a node and draws on every call).
+module, the stand-in's own attributes read directly (``x.node``), a global
+changed after tracing (the graph holds what it read), state the diff does not
+reach (more than four levels deep or past 10,000 objects, the globals of other
+modules, the inside of C objects such as an ``lru_cache``, another thread's
+changes), a warning ``forward`` issues (the graph does not issue it), and a
+cache that ``forward`` fills once (traced, since a second call changes nothing;
+tracing leaves it empty, and the graph's calls do not fill it).
 
 The package: ``_records`` (decisions, guards, the errors), ``_frames`` (whose
 code is asking), ``_proxy`` (the proxies' conversions to Python values),
-``_tracer`` (the tracer and what it intercepts), ``_inputs`` (the input
-structure guard), ``_entry`` (:func:`concrete_trace` and reading decisions
-back) and ``questions`` (the list).
+``_tracer`` (the tracer and what it intercepts), ``_effects`` and ``_diff``
+(the state diff), ``_inputs`` and ``_modes`` (the checks run before every
+call), ``_entry`` (:func:`concrete_trace` and reading decisions back) and
+``questions`` (the list).
 
 >>> import torch
 >>> def f(x):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import inspect
 import types
 import weakref
@@ -16,11 +15,15 @@ from torch import nn
 from torch.nn.modules import module as _module_globals
 from torch.utils import _pytree as pytree
 
+from fxguide._state import hooks_registered
+from fxguide.tracing.concrete._diff import Before, refusal
 from fxguide.tracing.concrete._inputs import install as install_input_guard
-from fxguide.tracing.concrete._proxy import _has_proxy
+from fxguide.tracing.concrete._inputs import install_check
+from fxguide.tracing.concrete._modes import StateGuard
 from fxguide.tracing.concrete._records import (Decision, Guard, GuardError, RaisesGuard, UnguardableError,
-                                               _check_example, _holds_tensor, _pending_guard)
-from fxguide.tracing.concrete._tracer import ConcreteTracer, _Interceptions, _Kept, _ModelState
+                                               _check_example, _pending_guard)
+from fxguide.tracing.concrete._settled import unsettled
+from fxguide.tracing.concrete._tracer import ConcreteTracer, _Interceptions
 from fxguide.tracing.concrete.questions import _OFF
 
 _UNKNOWN = object()
@@ -83,7 +86,7 @@ def _call_root(module: nn.Module, *args: Any, **kwargs: Any) -> Any:
     return type(module).__call__(module, *args, **kwargs)
 
 
-def _plan(root: Any, bound: inspect.BoundArguments) -> _Plan:
+def _plan(root: Any, bound: inspect.BoundArguments, receive: Callable[..., None] | None = None) -> _Plan:
     signature = bound.signature
     params = signature.parameters
     # A stand-in forward with only the given inputs as parameters is traced when the
@@ -131,9 +134,12 @@ def _plan(root: Any, bound: inspect.BoundArguments) -> _Plan:
         is_module = isinstance(root, nn.Module)
         original = (_call_root if through_call else type(root).forward) if is_module else root
         head = ["self"] if is_module else []
+        # The containers forward receives are the tracer's own (holding proxies): the state diff compares them.
+        containers = [name for name, value in given.items() if isinstance(value, (list, tuple, dict))]
         source = (f"def forward({', '.join(head + names)}):\n"
-                  f"    return _original({', '.join(head + positional + keyword)})\n")
-        namespace: dict[str, Any] = {"_original": original}
+                  + (f"    _receive({', '.join(f'{n}={n}' for n in containers)})\n" if containers and receive else "")
+                  + f"    return _original({', '.join(head + positional + keyword)})\n")
+        namespace: dict[str, Any] = {"_original": original, "_receive": receive}
         exec(compile(source, f"<concrete_trace of {_name(root)}>", "exec"), namespace)  # noqa: S102
         forward = namespace["forward"]
     inputs: dict[str, Any] = {}
@@ -159,29 +165,29 @@ class _PlannedTracer(ConcreteTracer):
 
 def _trace(root: nn.Module | Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> fx.GraphModule:
     bound = _bind(root, args, kwargs)
-    plan = _plan(root, bound)
+    before = Before(root, dict(bound.arguments))  # everything forward could change: the state diff
+    plan = _plan(root, bound, before.receive)
     tracer = _PlannedTracer(plan)
     name = type(root).__name__ if isinstance(root, nn.Module) else getattr(root, "__name__", "function")
-    state = _ModelState(root)
-    examples = _Kept()  # the caller's example inputs: tracing runs forward on them, and puts them back
-    for key, value in bound.arguments.items():
-        examples.keep(key, value)
+    accepted = False
     try:
+        if hooks_registered() and "modes" not in _OFF:
+            raise UnguardableError(
+                f"concrete_trace cannot trace while torch's global module hooks are registered "
+                f"({', '.join(hooks_registered())}): the traced graph is a module too, so they would run on its "
+                f"calls as well as on the modules inside it. Remove them while tracing (handle.remove()); a graph "
+                f"refuses to run while they are registered")
         with _Interceptions(tracer, root):
             graph = tracer.trace(root, concrete_args=plan.concrete_args or None)
-        changed = state.python_changes() + examples.changed()
-        if changed and "python-state" not in _OFF and not (not examples.changed()
-                                                                  and _a_cache(root, bound, state, tracer)):
-            raise UnguardableError(
-                f"concrete_trace cannot guard a change forward made to {', '.join(changed[:3])} (the contents of "
-                f"a list, dict, set or Python object the model holds): the graph would hold the values of this "
-                f"one call and never change them again. Keep such state in a buffer updated in place, or trace a "
-                f"model that does not change it")
+        changes = before.changes(tracer.effects)
+        if "python-state" not in _OFF:
+            changes = unsettled(root, before, changes, tracer.effects, tracer.peek, bound.args, bound.kwargs)
+            if changes:
+                raise refusal(changes)
         gm = fx.GraphModule(tracer.root, graph, name if name.isidentifier() else "function")
-    finally:
-        state.restore()  # the traced model is left exactly as it was
-        if "example-inputs" not in _OFF:
-            examples.restore()  # and so are the caller's example inputs
+        accepted = True
+    finally:  # the traced model, the caller's inputs and torch's settings are left as they were
+        before.restore(inputs="example-inputs" not in _OFF, generators=not accepted)
     for node in gm.graph.nodes:
         if node.op == "call_function" and node.target is _pending_guard:
             decision = tracer.decisions[node.args[1]] if len(node.args) == 2 and isinstance(node.args[1], int) \
@@ -199,8 +205,13 @@ def _trace(root: nn.Module | Callable[..., Any], args: tuple[Any, ...], kwargs: 
     gm.graph.lint()
     gm.recompile()
     code = getattr(root.forward if isinstance(root, nn.Module) else root, "__code__", None)
-    install_input_guard(gm, bound.signature, dict(bound.arguments),
-                        (code.co_filename, code.co_firstlineno) if code else ("<unknown>", 0))
+    where = (code.co_filename, code.co_firstlineno) if code else ("<unknown>", 0)
+    install_input_guard(gm, bound.signature, dict(bound.arguments), where)
+    if "modes" not in _OFF:  # the training flags and hooks of what the graph inlined, checked on every call
+        paths = {id(m): "self" + (f".{n}" if n else "") for n, m in tracer.root.named_modules()}
+        inlined = [(paths.get(key, type(m).__name__), m) for key, m in tracer.inlined.items()]
+        install_check(gm, "guard_state", StateGuard(root.training if isinstance(root, nn.Module) else None,
+                                                    inlined, where))
     gm._tracer_cls = None  # unpickling re-traces the code with a plain Tracer (ours needs the example inputs)
     _TRACED_FROM[gm] = root
     return gm
@@ -212,39 +223,6 @@ _TRACED_FROM: weakref.WeakKeyDictionary[fx.GraphModule, Any] = weakref.WeakKeyDi
 
 def _same_root(a: Any, b: Any) -> bool:
     return a is b or (isinstance(a, types.MethodType) and a == b)
-
-
-def _a_cache(root: Any, bound: inspect.BoundArguments, state: _ModelState, tracer: ConcreteTracer) -> bool:
-    """Whether what forward changed in the model's Python state is a cache, filled once: called again (in eager
-    mode, on the example), forward changes nothing more. A counter or a history changes again: not a cache."""
-    for contents in state.kept.changed_contents():
-        pairs = list(contents.items()) if isinstance(contents, dict) else [(None, v) for v in contents]
-        if any(isinstance(v, fx.Proxy) and _holds_tensor(tracer.peek(v)) for v in pytree.tree_leaves(pairs)):
-            return False  # a traced tensor kept by the model: eager mode would reuse it, the graph recompute it
-        def concrete(v: Any) -> Any:
-            return tracer.peek(v) if isinstance(v, fx.Proxy) else v
-        if isinstance(contents, dict):  # a size used as a key (self.cache[n]): its value, for the call below
-            items = [(concrete(k), pytree.tree_map(concrete, v)) for k, v in contents.items()]
-            contents.clear()
-            contents.update(items)
-        elif isinstance(contents, list):
-            contents[:] = [pytree.tree_map(concrete, v) for v in contents]
-        else:
-            values = [concrete(v) for v in contents]
-            contents.clear()
-            contents.update(values)
-    again = _Kept()
-    for path, value in ((path, container) for path, container, _ in state.kept.containers):
-        again.keep(path, value, depth=1)
-    rng = torch.random.get_rng_state()
-    try:
-        with torch.no_grad():
-            root(*copy.deepcopy(bound.args), **copy.deepcopy(bound.kwargs))
-    except Exception:  # noqa: BLE001 - a forward that cannot run twice is not a cache
-        return False
-    finally:
-        torch.random.set_rng_state(rng)
-    return not again.changed()
 
 
 def _as_args(args: Any) -> tuple[Any, ...]:

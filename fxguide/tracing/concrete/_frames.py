@@ -12,11 +12,19 @@ import torch.fx as fx
 
 _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_STATE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(_PACKAGE_DIR))), "_state") + os.sep
 
 
 def _is_user_frame(frame: Any) -> bool:
     filename = frame.f_code.co_filename
-    return not (filename.startswith(_TORCH_DIR) or os.path.abspath(filename).startswith(_PACKAGE_DIR))
+    user = _USER_FILES.get(filename)
+    if user is None:
+        user = _USER_FILES[filename] = not (filename.startswith(_TORCH_DIR)
+                                            or os.path.abspath(filename).startswith((_PACKAGE_DIR, _STATE_DIR)))
+    return user
+
+
+_USER_FILES: dict[str, bool] = {}  # a file name -> whether its code is the model's (asked for every question)
 
 
 def _user_location() -> tuple[str, int, str]:

@@ -126,9 +126,21 @@ class InputGuard(nn.Module):
     def extra_repr(self) -> str:
         return ", ".join(f"{name}: {describe(shape)}" for name, shape in self.traced.items())
 
+    def check_call(self, owner: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
+        """The check run before ``owner``'s graph (:func:`install_check`'s protocol)."""
+        return self(args, kwargs)  # type: ignore[no-any-return]
+
+
+#: The submodules checking a call before the graph runs: what the graph inlined (``_modes``), then the inputs.
+_CALL_GUARDS = ("guard_state", "guard_inputs")
+
 
 def _check_inputs(module: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    return module.guard_inputs(args, kwargs)
+    for name in _CALL_GUARDS:
+        guard = module._modules.get(name)
+        if guard is not None:
+            args, kwargs = guard.check_call(module, args, kwargs)
+    return args, kwargs
 
 
 def _reinstall(copy: fx.GraphModule) -> None:
@@ -137,23 +149,26 @@ def _reinstall(copy: fx.GraphModule) -> None:
 
 
 def _reduce(gm: fx.GraphModule) -> tuple[Any, ...]:
-    # Pickling a GraphModule keeps its code and rebuilds it by tracing that code: the check of the
-    # inputs (a submodule the code does not call, and a pre-hook) must be given back afterwards.
+    # Pickling a GraphModule keeps its code and rebuilds it by tracing that code: the checks of a call
+    # (submodules the code does not call, and a pre-hook) must be given back afterwards.
     rebuild, args = fx.GraphModule.__reduce__(gm)
-    return _unpickle, (rebuild, args, gm._modules.get("guard_inputs"))
+    return _unpickle, (rebuild, args, {name: gm._modules[name] for name in _CALL_GUARDS if name in gm._modules})
 
 
-def _unpickle(rebuild: Any, args: tuple[Any, ...], guard: Any) -> fx.GraphModule:
+def _unpickle(rebuild: Any, args: tuple[Any, ...], guards: Any) -> fx.GraphModule:
     gm = rebuild(*args)
-    if isinstance(guard, InputGuard):
-        _attach(gm, guard)
+    if isinstance(guards, InputGuard):  # pickled before the training-flag check existed
+        guards = {"guard_inputs": guards}
+    for name, guard in (guards or {}).items():
+        _attach(gm, name, guard)
     return gm  # type: ignore[no-any-return]
 
 
-def _attach(gm: fx.GraphModule, guard: InputGuard) -> None:
-    gm.add_submodule("guard_inputs", guard)
-    gm.register_forward_pre_hook(_check_inputs, with_kwargs=True)
-    gm._register_deepcopy_hook(_reinstall)
+def _attach(gm: fx.GraphModule, name: str, guard: nn.Module) -> None:
+    gm.add_submodule(name, guard)
+    if not any(hook is _check_inputs for hook in gm._forward_pre_hooks.values()):
+        gm.register_forward_pre_hook(_check_inputs, with_kwargs=True)
+        gm._register_deepcopy_hook(_reinstall)
     type(gm).__reduce__ = _reduce  # type: ignore[method-assign]
 
 
@@ -162,24 +177,31 @@ def install(gm: fx.GraphModule, signature: inspect.Signature, traced: dict[str, 
     deepcopy and pickling)."""
     if "inputs" in _OFF:  # switched off by the property test's mutation check
         return
-    _attach(gm, InputGuard(signature, traced, where))
+    _attach(gm, "guard_inputs", InputGuard(signature, traced, where))
+
+
+def install_check(gm: fx.GraphModule, name: str, guard: nn.Module) -> None:
+    """Make ``gm`` run ``guard.check_call`` before every call, as it runs the input check (``name``: its submodule)."""
+    if name not in _CALL_GUARDS:
+        raise ValueError(f"install_check: name must be one of {_CALL_GUARDS}, got {name!r}")
+    _attach(gm, name, guard)
 
 
 def carry(source: nn.Module, result: fx.GraphModule) -> fx.GraphModule:
-    """Give ``result`` the input check of ``source`` (a graph the concrete tracer made), when it has one.
+    """Give ``result`` the checks of a call that ``source`` (a graph the concrete tracer made) has.
 
     Every fxguide transform that builds a new GraphModule from a traced one calls this, so that no transform
-    drops the promise that a call with inputs of another structure raises instead of computing something else.
+    drops the promise that a call with inputs of another structure (or after ``model.eval()``) raises instead
+    of computing something else.
     """
-    guard = getattr(source, "_modules", {}).get("guard_inputs")
-    if isinstance(guard, InputGuard) and not isinstance(result._modules.get("guard_inputs"), InputGuard):
-        _attach(result, guard)
+    for name in _CALL_GUARDS:
+        guard = getattr(source, "_modules", {}).get(name)
+        if guard is not None and name not in result._modules:
+            _attach(result, name, guard)
     return result
 
 
 def check(module: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None) -> None:
-    """Run ``module``'s input check on a call that does not go through its ``forward`` (an Interpreter's run)."""
-    guard = getattr(module, "_modules", {}).get("guard_inputs")
-    if isinstance(guard, InputGuard):
-        guard(tuple(args), dict(kwargs or {}))
-
+    """Run ``module``'s checks of a call on a call that does not go through its ``forward`` (an Interpreter's run)."""
+    if any(name in getattr(module, "_modules", {}) for name in _CALL_GUARDS):
+        _check_inputs(module, tuple(args), dict(kwargs or {}))

@@ -13,6 +13,7 @@ from torch.fx.proxy import Attribute
 from torch.utils import _pytree as pytree
 
 from fxguide.tracing.concrete._frames import _is_user_frame
+from fxguide.tracing.concrete.questions import _OFF
 
 #: Tensor attributes answered with their real value (and guarded): they depend on
 #: the input's dtype and device only, and code passes them to functions that
@@ -98,6 +99,37 @@ class _ConcreteMixin:
     def __setitem__(self, key: Any, value: Any) -> None:
         # x[i] = v: recorded as operator.setitem, applied in place as in eager mode.
         self.tracer.create_proxy("call_function", operator.setitem, (self, key, value), {})
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # x.data = y, x.note = 1 in the model's code: eager mode sets it on the tensor, a graph would not.
+        if name not in _PROXY_FIELDS and _is_user_frame(sys._getframe(1)):
+            self.tracer._refuse(f"setting the attribute {name!r} of a traced value",
+                                "a graph records operations on tensors, not Python attributes set on them, so the "
+                                "tensors its calls make would not have it; return the value alongside the tensor "
+                                "instead", "python-state")
+        object.__setattr__(self, name, value)
+
+
+#: The stand-in's own attributes (set by torch.fx when it makes one).
+_PROXY_FIELDS = frozenset({"node", "tracer", "root", "attr", "_node"})
+
+
+def _in_place(op: Any) -> Any:
+    """``x += y`` on a traced tensor: recorded as the in-place operator, so the graph updates it in place too."""
+    def method(self: _ConcreteMixin, other: Any) -> Any:
+        if "inplace" in _OFF or not isinstance(self.tracer.peek(self), torch.Tensor):
+            return NotImplemented  # a Python number or tuple: Python computes `x = x + y`, a new value
+        return self.tracer.create_proxy("call_function", op, (self, other), {})
+
+    method.__name__ = f"__{op.__name__}__"
+    return method
+
+
+for _op in (operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ifloordiv, operator.imod,
+            operator.ipow, operator.imatmul, operator.iand, operator.ior, operator.ixor, operator.ilshift,
+            operator.irshift):
+    setattr(_ConcreteMixin, f"__{_op.__name__}__", _in_place(_op))
+del _op
 
 
 _CLASS_READS: dict[Any, frozenset[int]] = {}

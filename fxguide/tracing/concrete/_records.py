@@ -15,7 +15,7 @@ _PUBLIC = "fxguide.tracing.concrete"  # where readers import these from; shown i
 
 # -- What is recorded -----------------------------------------------------------
 
-Kind = Literal["branch", "loop", "int", "float", "value", "type", "raises", "input"]
+Kind = Literal["branch", "loop", "int", "float", "value", "type", "raises", "input", "state"]
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ class Decision:
     @property
     def guard_name(self) -> str:
         """The name of the graph node (and submodule) that checks this decision."""
-        return "guard_inputs" if self.kind == "input" else f"guard_{self.index}"
+        return {"input": "guard_inputs", "state": "guard_state"}.get(self.kind, f"guard_{self.index}")
 
     @property
     def where(self) -> str:
@@ -76,6 +76,11 @@ class GuardError(RuntimeError):
         if advice is None:
             advice = ("Trace again with this input, or trace with "
                       'concrete_trace(..., on_mismatch="retrace") to keep one graph per path.')
+        if decision.kind == "state":  # what the graph inlined from the model: a training flag, hooks
+            super().__init__(
+                f"{decision.guard_name}: {decision.code} was {decision.value} when traced and is {new} now, so the "
+                f"graph (of the code at {decision.where}) does not hold this call's path. {advice}")
+            return
         if decision.kind == "input":  # the structure of the inputs: value and new describe it in words
             super().__init__(
                 f"{decision.guard_name}: the input {decision.code} (of the function at {decision.where}) was "

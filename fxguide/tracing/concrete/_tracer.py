@@ -20,6 +20,8 @@ from torch.fx.node import map_arg
 from torch.fx.proxy import Attribute
 from torch.utils import _pytree as pytree
 
+from fxguide._state import same_value
+from fxguide.tracing.concrete._effects import Effects
 from fxguide.tracing.concrete._frames import _TORCH_DIR, _inside_try, _is_user_frame, _user_location
 from fxguide.tracing.concrete._objects import ObjectTemplate, Step, Unrebuildable, rebuild_object, template_of, \
     traced_paths
@@ -28,6 +30,7 @@ from fxguide.tracing.concrete._records import (Decision, Kind, UnguardableError,
                                                _pending_guard)
 from fxguide.tracing.concrete.questions import _OFF
 
+_IS_INFERENCE_MODE = torch.is_inference_mode_enabled  # bound now: tracing patches torch's for the model's code
 _LOOP_LINE = re.compile(r"\bfor\b.+\bin\b")
 
 #: Functions and tensor methods that need real sizes: called with traced sizes
@@ -64,6 +67,22 @@ def swap_grad_mode(mode: bool) -> bool:
     before = torch.is_grad_enabled()
     torch._C._set_grad_enabled(mode)
     return before
+
+
+class AttributeOwner:
+    """The module an attribute set by forward belongs to, as a constant of the graph (see :func:`set_attribute`)."""
+
+    def __init__(self, module: nn.Module) -> None:
+        self.module = module
+
+    def __repr__(self) -> str:
+        return f"AttributeOwner({type(self.module).__name__})"
+
+
+@fx.node.has_side_effect
+def set_attribute(owner: AttributeOwner, name: str, value: Any) -> None:
+    """Set an attribute of the model's module as forward did (``self.grid = (n, 2)``): a node, run on every call."""
+    setattr(owner.module, name, value)
 
 
 @fx.node.has_side_effect
@@ -105,6 +124,9 @@ class ConcreteTracer(fx.Tracer):
         self._evaluating = 0
         self._decided: dict[tuple[fx.Node, str], Any] = {}
         self._autocast = _autocast_state()
+        self._inference = _IS_INFERENCE_MODE()
+        self.effects = Effects()
+        self.inlined: dict[int, nn.Module] = {}  # the modules whose forward ran inside the graph (not as a node)
         self._originals: dict[Any, Any] = {}  # a function patched while tracing -> the function it wraps
 
     # Every proxy the base class creates is a ConcreteProxy.
@@ -121,15 +143,12 @@ class ConcreteTracer(fx.Tracer):
             target = self._originals.get(target, target)
         node = super().create_node(kind, target, args, kwargs, name, type_expr)
         if kind != "output" and target is not _pending_guard:
-            if not self._evaluating and _autocast_state() != self._autocast:
-                self._refuse("an autocast region (torch.autocast) opened inside the traced code",
-                             "a graph does not record autocast, so its ops would run in the caller's precision; "
-                             "trace without the autocast region, or call the traced graph inside torch.autocast",
-                             "autocast")
+            if not self._evaluating:
+                self._check_modes()
             outermost = not self._evaluating
             self._evaluating += 1
             try:
-                self.values[node] = self._evaluate(node)
+                self.values[node] = self._evaluate(node, outermost)
             except Exception as error:
                 if outermost and kind in _CALLS:
                     self._guard_raise(node, type(error).__name__)
@@ -139,6 +158,19 @@ class ConcreteTracer(fx.Tracer):
             if outermost and kind in _CALLS and _inside_try():
                 self._guard_raise(node, None)  # the graph must not let an exception take another path
         return node
+
+    def _check_modes(self) -> None:
+        """Refuse a mode the graph cannot record that forward entered (autocast, inference mode)."""
+        if _autocast_state() != self._autocast:
+            self._refuse("an autocast region (torch.autocast) opened inside the traced code",
+                         "a graph does not record autocast, so its ops would run in the caller's precision; "
+                         "trace without the autocast region, or call the traced graph inside torch.autocast",
+                         "autocast")
+        if _IS_INFERENCE_MODE() != self._inference:
+            self._refuse("an inference_mode region (torch.inference_mode) opened inside the traced code",
+                         "a graph does not record inference mode, so its results would be ordinary tensors that "
+                         "autograd records; use torch.no_grad() inside forward (the graph records it), or call the "
+                         "traced graph inside torch.inference_mode", "inference-mode")
 
     def _guard_raise(self, node: fx.Node, error: str | None) -> None:
         # If the code catches exceptions here, its path depends on whether this operation raises.
@@ -150,7 +182,7 @@ class ConcreteTracer(fx.Tracer):
         node.op, node.target = "call_function", _pending_guard
         node.args, node.kwargs = (node.args, node.kwargs), {}
 
-    def _evaluate(self, node: fx.Node) -> Any:
+    def _evaluate(self, node: fx.Node, outermost: bool = False) -> Any:
         if node.op == "placeholder":
             name = str(node.target).lstrip("*")
             if name in self.inputs:
@@ -165,12 +197,19 @@ class ConcreteTracer(fx.Tracer):
             for part in str(node.target).split("."):
                 value = getattr(value, part)
             return value
-        if node.op == "call_function":
-            return node.target(*args, **kwargs)  # type: ignore[operator]
-        if node.op == "call_method":
-            return getattr(args[0], str(node.target))(*args[1:], **kwargs)
-        if node.op == "call_module":
-            return self.root.get_submodule(str(node.target))(*args, **kwargs)
+        module = self.root.get_submodule(str(node.target)) if node.op == "call_module" else None
+        # What the operation changes (a tensor in place, a random draw) the graph changes again on every call.
+        versions = self.effects.before(node.op, node.target, args, kwargs) if outermost else []
+        try:
+            if node.op == "call_function":
+                return node.target(*args, **kwargs)  # type: ignore[operator]
+            if node.op == "call_method":
+                return getattr(args[0], str(node.target))(*args[1:], **kwargs)
+            if module is not None:
+                return module(*args, **kwargs)
+        finally:
+            if outermost:
+                self.effects.after(versions, module)
         raise RuntimeError(f"concrete tracing: cannot evaluate a node of kind {node.op!r}")
 
     def call_module(self, m: nn.Module, forward: Callable[..., Any], args: tuple[Any, ...],
@@ -180,6 +219,11 @@ class ConcreteTracer(fx.Tracer):
         # those must just run the module (or read the attribute).
         if self._evaluating:
             return forward(*args, **kwargs)
+        if m is not self.root and not self.is_leaf_module(m, self.path_of_module(m)):
+            self.inlined.setdefault(id(m), m)  # its code is in the graph: its training flag and hooks are guarded
+            if _backward_hooks(m):
+                self._refuse(f"a backward hook on {self.path_of_module(m)} (register_full_backward_hook)",
+                             _BACKWARD_ADVICE, "modes")
         return super().call_module(m, forward, args, kwargs)
 
     def path_of_module(self, mod: nn.Module) -> str:
@@ -198,9 +242,15 @@ class ConcreteTracer(fx.Tracer):
     _installed: list[nn.Module]
     _objects: list[Any]
     _rebuilt: dict[int, tuple[Any, list[tuple[tuple[Step, ...], fx.Node]], fx.Node]]
+    _owners: dict[int, AttributeOwner]
 
     def trace(self, root: Any, concrete_args: dict[str, Any] | None = None) -> fx.Graph:
-        self._installed, self._objects, self._rebuilt = [], [], {}
+        self._installed, self._objects, self._rebuilt, self._owners = [], [], {}, {}
+        self.effects = Effects()
+        self.inlined = {id(root): root} if isinstance(root, nn.Module) else {}
+        if isinstance(root, nn.Module) and _backward_hooks(root) and "modes" not in _OFF:
+            raise UnguardableError(f"concrete_trace cannot guard a backward hook on the traced model "
+                                   f"({type(root).__name__}): {_BACKWARD_ADVICE}.")
         return super().trace(root, concrete_args)
 
     def create_arg(self, a: Any) -> Any:
@@ -365,6 +415,15 @@ class ConcreteTracer(fx.Tracer):
         self._record("value", node.node, self.value_of(node), "default-dtype")
         self._decided[(None, "default_dtype")] = True
 
+    def replay_attribute(self, module: nn.Module, name: str, value: Any) -> None:
+        """Record ``module.name = value`` (made without traced values) as a node: the graph sets it on every call."""
+        owner = self._owners.setdefault(id(module), AttributeOwner(module))
+        try:
+            self.create_proxy("call_function", set_attribute, (owner, name, value), {})
+        except (NotImplementedError, TypeError, RuntimeError):  # a value a graph cannot hold: the state diff refuses
+            return
+        self.effects.attributes[(id(module), name)] = (module, value)
+
     def is_leaf_module(self, m: nn.Module, module_qualified_name: str) -> bool:
         # The root is traced through even when it is a torch.nn module (its hooks or __call__ are traced).
         return m is not self.root and super().is_leaf_module(m, module_qualified_name)
@@ -379,156 +438,19 @@ class ConcreteTracer(fx.Tracer):
         return self._decided[(node, "__class__")]
 
 
+def _backward_hooks(module: nn.Module) -> bool:
+    return bool(module._backward_hooks or module._backward_pre_hooks)
+
+
+_BACKWARD_ADVICE = ("the graph holds the module's forward as operations, so autograd would never call the hook; "
+                    "register it on a leaf module (a torch.nn layer the graph calls), or remove it while tracing")
+
+
 def _autocast_state() -> tuple[bool, ...]:
     return tuple(torch.is_autocast_enabled(device) for device in ("cpu", "cuda"))
 
 
-# -- Leaving the model as it was, and what tracing must intercept --------------------
-
-
-_MODULE_INTERNALS = frozenset(vars(nn.Module()))  # _parameters, _modules, the hook dicts, training...
-
-
-def _plain_object(value: Any) -> bool:
-    """An object of the model's own (a config, a state holder) whose attributes forward may change."""
-    return hasattr(value, "__dict__") and not isinstance(value, (nn.Module, torch.Tensor, type, types.ModuleType,
-                                                                  types.FunctionType, types.MethodType,
-                                                                  types.BuiltinFunctionType)) \
-        and not type(value).__module__.startswith(("torch", "builtins"))
-
-
-def _same_item(a: Any, b: Any) -> bool:
-    return a is b or (type(a) is type(b) and type(a) in (int, float, bool, str, bytes, complex) and a == b)
-
-
-def _same_contents(current: Any, saved: Any) -> bool:
-    if not isinstance(current, (list, dict, set)):  # a plain object: its attributes
-        current = vars(current)
-    if len(current) != len(saved):
-        return False
-    if isinstance(current, list):
-        return all(_same_item(a, b) for a, b in zip(current, saved))
-    if isinstance(current, dict):
-        return all(key in saved and _same_item(current[key], saved[key]) for key in current)
-    return {id(x) for x in current} == {id(x) for x in saved}
-
-
-class _Kept:
-    """Containers, plain objects and tensors reachable from some values, recorded to be put back.
-
-    Lists, dicts, sets and plain Python objects are recorded to ``DEPTH`` levels (a shallow copy of
-    each), tensors by a copy of their values and their ``requires_grad`` flag. :meth:`changed` names
-    the containers and objects whose contents differ now; :meth:`restore` puts everything back.
-    """
-
-    DEPTH = 4
-    LARGEST = 10_000  # objects recorded at most
-
-    def __init__(self) -> None:
-        self.containers: list[tuple[str, Any, Any]] = []  # (path, container or object, shallow copy)
-        self.tensors: dict[int, tuple[torch.Tensor, torch.Tensor, bool]] = {}
-        self._seen: set[int] = set()
-
-    def keep(self, path: str, value: Any, depth: int = DEPTH) -> None:
-        if isinstance(value, torch.Tensor):
-            if id(value) not in self.tensors and not value.is_meta:
-                try:
-                    self.tensors[id(value)] = (value, value.detach().clone(), value.requires_grad)
-                except (RuntimeError, NotImplementedError, ValueError):  # an uninitialized lazy parameter
-                    pass
-            return
-        if depth <= 0 or id(value) in self._seen or len(self._seen) > self.LARGEST:
-            return
-        if isinstance(value, (list, dict, set)):
-            self._seen.add(id(value))
-            self.containers.append((path, value, value.copy()))
-            items = list(value.items()) if isinstance(value, dict) else list(enumerate(value))
-        elif isinstance(value, tuple):
-            items = list(enumerate(value))
-        elif _plain_object(value):
-            self._seen.add(id(value))
-            self.containers.append((path, value, dict(vars(value))))
-            items = [(f".{k}", v) for k, v in vars(value).items()]
-        else:
-            return
-        for key, item in items:
-            if not isinstance(item, nn.Module):
-                self.keep(f"{path}{key}" if isinstance(key, str) and key.startswith(".") else f"{path}[{key!r}]",
-                          item, depth - 1)
-
-    def changed(self) -> list[str]:
-        """The paths of the containers and plain objects whose contents differ from the recording."""
-        return [path for path, container, saved in self.containers if not _same_contents(container, saved)]
-
-    def changed_contents(self) -> list[Any]:
-        """What the containers and plain objects that changed hold now."""
-        return [container if isinstance(container, (list, dict, set)) else vars(container)
-                for _, container, saved in self.containers if not _same_contents(container, saved)]
-
-    def restore(self) -> None:
-        for _, container, saved in self.containers:
-            if _same_contents(container, saved):
-                continue
-            if isinstance(container, list):
-                container[:] = saved
-            elif isinstance(container, (dict, set)):
-                container.clear()
-                container.update(saved)
-            else:
-                vars(container).clear()
-                vars(container).update(saved)
-        with torch.no_grad():
-            for tensor, saved, requires_grad in self.tensors.values():
-                if tensor.shape != saved.shape or tensor.dtype != saved.dtype:
-                    tensor.data = saved
-                elif not torch.equal(tensor, saved):
-                    tensor.copy_(saved)
-                if tensor.requires_grad != requires_grad and tensor.is_leaf:
-                    tensor.requires_grad_(requires_grad)
-
-
-class _ModelState:
-    """A snapshot of every module's attributes and tensors, restored after tracing.
-
-    Tracing runs ``forward`` for real: batch norms in training mode update their
-    statistics, caches fill with proxies. Restoring puts back every tensor's
-    values (in place, so a traced graph sharing them sees the same), every
-    attribute, and the contents of the lists, dicts, sets and plain Python objects a
-    module holds, to a few levels. :meth:`python_changes` names the containers and
-    objects whose contents forward changed: a graph cannot replay such a change.
-    """
-
-    def __init__(self, root: Any) -> None:
-        modules = list(root.modules()) if isinstance(root, nn.Module) else []
-        names = {id(m): name for name, m in root.named_modules()} if modules else {}
-        self.attributes = [(m, dict(m.__dict__)) for m in modules]
-        # nn.Module's own dicts and sets (_parameters, _buffers, hooks...): put back, never reported.
-        self.internals = [(value, value.copy()) for _, attributes in self.attributes
-                          for name, value in attributes.items()
-                          if name in _MODULE_INTERNALS and isinstance(value, (dict, set))]
-        self.kept = _Kept()
-        for module, attributes in self.attributes:
-            for tensor in (*module._parameters.values(), *module._buffers.values()):
-                if tensor is not None:
-                    self.kept.keep("", tensor)
-            prefix = "self." + (names.get(id(module)) + "." if names.get(id(module)) else "")
-            for name, value in attributes.items():
-                if name not in _MODULE_INTERNALS and not isinstance(value, nn.Module):
-                    self.kept.keep(prefix + name, value)
-
-    def python_changes(self) -> list[str]:
-        """Containers and plain objects of the model whose contents changed since the snapshot."""
-        return self.kept.changed()
-
-    def restore(self) -> None:
-        for module, saved in self.attributes:
-            module.__dict__.clear()
-            module.__dict__.update(saved)
-        for container, copied in self.internals:
-            container.clear()
-            container.update(copied)
-        self.kept.restore()
-
+# -- What tracing must intercept ---------------------------------------------------
 
 _INHERITED = object()
 
@@ -569,8 +491,10 @@ class _Interceptions:
 
     - plain tensor attributes of modules become buffers, so reading them is traced and guarded;
     - ``nn.Module.__setattr__`` refuses to store a traced value (or a changed
-      Python value) on a module, and turns ``self.buf = traced`` into an
-      in-place ``copy_`` the graph replays;
+      Python value) on a module, turns ``self.buf = traced`` into an
+      in-place ``copy_`` the graph replays, and records a value made without
+      traced values (``self.grid = (n, 2)``) as a node that sets it again
+      (:func:`set_attribute`; the state diff checks a second call agrees);
     - factory functions and tensor methods given traced sizes get the example's sizes, guarded;
     - ``isinstance``, ``callable``, ``torch.is_tensor`` and ``torch.overrides.is_tensor_like`` answer for
       the example value (a guarded type), ``id()``, ``dir()`` and ``vars()`` of a traced value are refused, and ``type`` in the
@@ -591,6 +515,7 @@ class _Interceptions:
         self.patched: list[tuple[Any, str, Any]] = []
         self.injected: list[tuple[dict[str, Any], str]] = []  # `type` put in the model's module globals
         self.converted: set[tuple[int, str]] = set()  # plain tensor attributes made buffers for the trace
+        self.converted_attributes: list[tuple[nn.Module, str]] = []
 
     def __enter__(self) -> _Interceptions:
         if isinstance(self.root, nn.Module):
@@ -601,6 +526,7 @@ class _Interceptions:
                         delattr(module, name)
                         module.register_buffer(name, value, persistent=False)
                         self.converted.add((id(module), name))
+                        self.converted_attributes.append((module, name))
         self._patch(nn.Module, "__setattr__", self._setattr(nn.Module.__setattr__))
         self._patch(builtins, "isinstance", self._isinstance(builtins.isinstance))
         tracer, proxies = self.tracer, (ConcreteProxy, ConcreteAttribute)
@@ -679,6 +605,10 @@ class _Interceptions:
     def __exit__(self, *exc: Any) -> None:
         if self.tracer in _CONCRETE_TRACES:
             _CONCRETE_TRACES.remove(self.tracer)
+        for module, name in self.converted_attributes:  # tensor attributes again (what forward left there)
+            module._non_persistent_buffers_set.discard(name)
+            if name in module._buffers:
+                module.__dict__[name] = module._buffers.pop(name)
         for namespace, name in self.injected:
             del namespace[name]
         for owner, name, original in reversed(self.patched):
@@ -698,15 +628,17 @@ class _Interceptions:
         def set_grad_enabled(mode: bool) -> None:
             before = torch.is_grad_enabled()
             original(mode)
-            if tracer._evaluating or "grad-mode" in _OFF or getattr(tracer, "graph", None) is None \
-                    or bool(mode) == before and not opened:
+            if tracer._evaluating or "grad-mode" in _OFF or getattr(tracer, "graph", None) is None:
                 return
+            # Recorded even when it changes nothing now: traced under no_grad, a `with torch.no_grad():` region
+            # must still switch grad off when the graph is called with grad on (and enable_grad the reverse).
             if opened and bool(mode) == opened[-1][0]:
                 _, previous = opened.pop()
                 fx.Tracer.create_node(tracer, "call_function", original, (previous,), {})
             else:
                 opened.append((before, fx.Tracer.create_node(tracer, "call_function", swap_grad_mode,
                                                              (bool(mode),), {})))
+            tracer.effects.grad_mode = bool(mode)
 
         return set_grad_enabled
 
@@ -924,6 +856,15 @@ class _Interceptions:
                                "a graph cannot replay Python state that changes between calls; keep it in a "
                                "buffer updated in place, or trace a model that does not change it",
                                "python-attribute")
+            # A value made without traced values (a tuple of decided sizes, a flag, a constant tensor): the graph
+            # sets it on every call too, if a second call sets it to the same (see _diff.unsettled).
+            held = module._buffers if name in module._buffers else module.__dict__
+            constant = isinstance(value, torch.Tensor) and not isinstance(value, nn.Parameter) \
+                or not (isinstance(value, nn.Module) or _holds_tensor(value))
+            if constant and "python-state" not in _OFF and _is_user_frame(sys._getframe(1)) \
+                    and name not in module._parameters and name not in module._modules \
+                    and (name not in held or not same_value(held[name], value)):
+                tracer.replay_attribute(module, name, value)
             return original(module, name, value)
 
         return setattr_

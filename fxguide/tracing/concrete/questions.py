@@ -82,13 +82,20 @@ GUARDS: dict[str, str] = {
     "grad-mode": "each change of grad mode inside forward is a graph node that makes it again on every call",
     "autograd-function": "refused: a custom torch.autograd.Function applied to a traced value",
     "hasattr": "hasattr()/getattr() of a traced value answered for the example value, guarded by its type",
-    "python-state": "refused: the contents of a list, dict, set or Python object changed by forward",
+    "python-state": "the state diff: what forward changed and no operation of the graph changes again is refused "
+                    "(the model's attributes and containers of any kind, class attributes, module globals, input "
+                    "containers, torch's settings and random generators); an attribute set to the same value on "
+                    "every call is set by a node of the graph",
     "root-call": "the model is traced through its __call__: root hooks, a __call__ override, an instance forward",
     "rng": "torch.manual_seed inside forward is a graph node that seeds again on every call",
     "default-dtype": "a decision on torch.get_default_dtype(), re-read by the graph on every call",
     "example-inputs": "the caller's example inputs are put back after tracing",
     "rebuilt-object": "an object holding traced values (a cache of tensors) is rebuilt by the graph on every call",
     "hints": "a compile hint given a traced tensor marks the example's tensor; the graph needs no node",
+    "inplace": "an augmented assignment on a traced tensor (x += y) is recorded as the in-place operator",
+    "inference-mode": "refused: an inference_mode region opened inside forward",
+    "modes": "guard_state: the training flags and hooks of the modules whose code the graph holds, and torch's "
+             "global module hooks, checked before every call; backward hooks on those modules refused",
 }
 
 #: Every question, in the order of the table below.
@@ -165,7 +172,8 @@ QUESTIONS: list[Question] = [
     Question("try-except", "an operation inside ``try: ... except E:``", "guarded", "raises",
              "whether it raises, and which exception type"),
     Question("python-object", "``self.scale = x.shape[-1] ** -0.5`` (a Python object computed from traced sizes "
-             "stored on the module)", "guarded", "object", "the object's fields"),
+             "stored on the module)", "guarded", "object", "the object's fields; a node of the graph sets the "
+             "attribute on every call, as forward does"),
     Question("input-structure", "the call's inputs: a list, tuple or dict of another length or keys, extra or "
              "missing ``*args``/``**kwargs``, a number in a tensor's place, a default overridden",
              "guarded", "inputs", "the structure of each input, bound to the signature"),
@@ -181,10 +189,13 @@ QUESTIONS: list[Question] = [
              "the graph switches grad mode where forward did, and restores the mode it found, on every call"),
     Question("autograd-function", "``MyFunction.apply(x)``, a custom ``torch.autograd.Function``", "refused",
              "autograd-function", "its backward would be lost: the graph holds only its forward's operations"),
-    Question("python-state", "``self.hist.append(1)``, ``self.memo['n'] += 1``, ``self.cfg.count += 1`` (the "
-             "contents of a list, dict, set or Python object the model holds, changed by forward)", "refused",
-             "python-state", "the graph would hold this call's contents and never change them again; keep the "
-             "state in a buffer updated in place. A cache filled once (a second call changes nothing) is traced"),
+    Question("python-state", "``self.hist.append(1)``, ``self.seen.append(x)`` on a deque, ``self.t += (1,)``, "
+             "``type(self).calls += 1``, a global changed, ``xs.append(...)`` on an input list, ``random.random()``, "
+             "``torch.rand(2, 3)``, ``torch.set_default_dtype(...)`` (any state forward changes that no operation of "
+             "the graph changes again)", "refused", "python-state",
+             "the state diff compares everything forward can reach before and after tracing and names what "
+             "changed; keep such state in a buffer updated in place, draw with ``torch.rand_like``. A cache filled "
+             "once (a second call changes nothing) is traced, and left empty"),
     Question("root-hooks", "forward pre-hooks and forward hooks on the traced model "
              "(``model.register_forward_hook(h)``), global module hooks", "guarded", "root-call",
              "the model is traced through its ``__call__``, so the hooks' code is in the graph (hooks added "
@@ -208,6 +219,17 @@ QUESTIONS: list[Question] = [
     Question("example-inputs", "``x.add_(1)`` on an input inside forward", "guarded", "example-inputs",
              "tracing puts the caller's example inputs back as they were; the graph makes the change on every "
              "call, as eager mode does"),
+    Question("in-place-operator", "``x += y``, ``x *= w`` (an augmented assignment on a traced tensor)", "guarded",
+             "inplace", "recorded as ``operator.iadd`` and its kind: the graph updates the tensor in place, as eager "
+             "mode does (the caller's input too)"),
+    Question("inference-mode", "``with torch.inference_mode():`` inside forward", "refused", "inference-mode",
+             "a graph does not record inference mode; use ``torch.no_grad()`` (recorded), or call the traced graph "
+             "inside ``torch.inference_mode``"),
+    Question("train-eval", "``model.eval()``, ``model.train()`` or ``gm.eval()`` after tracing, a hook added to or "
+             "removed from the model after tracing, a global module hook", "guarded", "modes",
+             "checked before every call: the training flags and hooks of the modules whose code the graph holds, "
+             "and that no global module hook is registered (one registered while tracing, or a backward hook on "
+             "such a module, is refused)"),
 ]
 
 
