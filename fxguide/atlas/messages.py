@@ -10,24 +10,24 @@ from __future__ import annotations
 
 import html
 
-from fxguide.atlas.repros import Outcome, source_of, all_repros, reproduce
+from fxguide.atlas.repros import Reproduction, source_of, all_repros, reproduce
 
 HEAD = ["message", "subsystem", "tool", "raised", "inventory entry", "fix matches eager"]
 
 
-def run_all() -> list[Outcome]:
+def run_all() -> list[Reproduction]:
     """Run every reproduction and its fix."""
     return [reproduce(item) for item in all_repros()]
 
 
-def _cells(outcome: Outcome) -> list[str]:
+def _cells(outcome: Reproduction) -> list[str]:
     item = outcome.repro
     entry = item.entry if outcome.hit else f"{item.missed}, not recognised" if item.missed else "-"
     raised = "graph break" if outcome.error.startswith("Graph break:") else "yes" if outcome.raised else "no"
     return [item.message, item.group, item.tool, raised, entry, str(outcome.fix_matches)]
 
 
-def _fix_source(outcome: Outcome) -> str:
+def _fix_source(outcome: Reproduction) -> str:
     found = outcome.repro.fix
     return source_of(found[0]) if found else ""
 
@@ -35,7 +35,7 @@ def _fix_source(outcome: Outcome) -> str:
 class MessagesTable(str):
     """Every reproduction: one line each, then each in full (text); a table with details blocks (HTML)."""
 
-    def __new__(cls, outcomes: list[Outcome]) -> MessagesTable:
+    def __new__(cls, outcomes: list[Reproduction]) -> MessagesTable:
         lines = [" | ".join(HEAD)] + [" | ".join(_cells(outcome)) for outcome in outcomes]
         blocks = [f"## {outcome.repro.message}\nraised: {outcome.error or '(nothing)'}\ncause: {outcome.repro.cause}\n"
                   f"{outcome.repro.source}\nfix:\n{_fix_source(outcome)}" for outcome in outcomes]
@@ -63,7 +63,7 @@ class MessagesTable(str):
                 f"<tbody>{''.join(rows)}</tbody></table></div>")
 
 
-def table(outcomes: list[Outcome]) -> MessagesTable:
+def table(outcomes: list[Reproduction]) -> MessagesTable:
     """The page's table of ``outcomes`` (from :func:`run_all`)."""
     return MessagesTable(outcomes)
 

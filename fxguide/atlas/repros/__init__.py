@@ -132,7 +132,7 @@ def all_repros() -> list[Repro]:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class Reproduction:
     """What running a reproduction gave."""
 
     repro: Repro
@@ -209,7 +209,7 @@ def _fixed(item: Repro) -> tuple[bool, str]:
     return same(got, expected), ""
 
 
-def reproduce(item: Repro) -> Outcome:
+def reproduce(item: Repro) -> Reproduction:
     """Run ``item`` under its tool, recognise what it raised, and run its fix."""
     from fxguide.diagnose.recognise import recognise
     text = _raise(item)
@@ -217,8 +217,8 @@ def reproduce(item: Repro) -> Outcome:
     found = tuple(hit.entry.id for hit in recognise(text)) if text else ()
     matches, note = _fixed(item)
     torch._dynamo.reset()
-    return Outcome(item, cleaned(text), found, matches, note)
+    return Reproduction(item, cleaned(text), found, matches, note)
 
 
-__all__ = ["Outcome", "Repro", "all_repros", "cleaned", "fix_of", "group_names", "pasted", "repro", "reproduce",
+__all__ = ["Reproduction", "Repro", "all_repros", "cleaned", "fix_of", "group_names", "pasted", "repro", "reproduce",
            "source_of"]
