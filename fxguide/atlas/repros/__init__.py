@@ -60,7 +60,8 @@ class Repro:
     around: Callable[[], ContextManager[Any]] = contextlib.nullcontext
     """A setting the reproduction needs around its capture (a Dynamo config)."""
     missed: str = ""
-    """The inventory entry the raised message is, where the lookup does not recognise it (yet): a gap to close."""
+    """The id of the inventory entry the raised message is, when the lookup does not recognise it yet (a gap
+    to close)."""
 
     @property
     def module(self) -> bool:
