@@ -173,6 +173,7 @@ def cleaned(text: str, lines: int = 12) -> str:
     text = _CLASS_LIST.sub(lambda found: ", ".join(sorted(found[0].split(", "))), text)  # a set of types, printed
     text = re.sub(r'File "[^"]*[/\\]', 'File "', text)
     text = re.sub(r"(?<![\w.])/[\w./-]+/([\w.-]+)", r"\1", text)
+    text = re.sub(r"(?<![\w./-])[\w.-][\w./-]*/(fxguide/[\w/]+\.py)", r"\1", text)  # a copy's relative path
     kept = [line.rstrip() for line in text.strip().splitlines()
             if line.strip() and "TORCHDYNAMO_VERBOSE" not in line and "TORCH_LOGS" not in line]
     return "\n".join(kept[:lines] + (["..."] if len(kept) > lines else []))

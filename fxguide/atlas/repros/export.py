@@ -188,7 +188,8 @@ repro("Attempted to use `torch.nn.Parameter()` with export", tool="export strict
       cause="A parameter made inside forward is state export cannot lift into the program.")(ParameterInForward)
 
 
-@repro("GuardOnDataDependentSymNode: ... expression zuf0 (a size)", tool="export", entry="",
+@repro("GuardOnDataDependentSymNode: Could not guard on data-dependent expression (a size)", tool="export",
+       entry="",
        cause="A size made from a tensor's value (torch.zeros(int(...))) has no value at export time.",
        inputs=lambda: ((torch.tensor([2.0]),), (torch.tensor([3.0]),)))
 class SizeFromValue(nn.Module):
