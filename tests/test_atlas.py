@@ -285,3 +285,12 @@ def test_explain_points_a_recognised_message_at_its_reproduction(monkeypatch):
     _, report = explain("torch._dynamo.exc.Unsupported: logging.Logger method not supported for non-export cases")
     assert "Reproduced, with a fix that runs and matches eager mode" in report
     assert "atlas/messages.html" in report
+
+
+def test_every_atlas_row_and_fx_tool_has_its_heading_on_its_page():
+    from fxsite.atlas import pages
+    for family in pages.SLUGS:
+        assert pages.page(family).read_text(encoding="utf-8") == pages.written(family), (
+            f"{pages.page(family).name} and the registry part: run `python -m fxsite.atlas pages`")
+    assert pages.FX_TOOLS_PAGE.read_text(encoding="utf-8") == pages.fx_tools_written(), (
+        "fx-tools.md and the FX tools part: run `python -m fxsite.atlas pages`")

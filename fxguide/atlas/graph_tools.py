@@ -420,12 +420,27 @@ def short(outcome: str) -> str:
     return outcome.split(" (", 1)[0]
 
 
-def table() -> tuple[MarkdownTable, str]:
-    """The second table (one row per tool, one column per graph kind) and every error in full."""
+def outcomes() -> tuple[list[str], dict[str, list[str]]]:
+    """The graph kinds' names, and each tool's outcome on each kind (the second table, computed once)."""
     kinds = graph_kinds()
-    rows, errors = [], []
-    for tool in FX_TOOLS:
-        outcomes = [apply(tool, graph) for graph in kinds]
-        rows.append([tool, *(short(o) for o in outcomes)])
-        errors += [f"{tool} on {graph.kind}: {o[7:]}" for graph, o in zip(kinds, outcomes) if o.startswith("error")]
-    return markdown_table(["tool", *(graph.kind for graph in kinds)], rows), "\n".join(errors)
+    return [graph.kind for graph in kinds], {tool: [apply(tool, graph) for graph in kinds] for tool in FX_TOOLS}
+
+
+def table_of(kinds: list[str], found: dict[str, list[str]]) -> MarkdownTable:
+    """The second table: one row per tool, one column per graph kind, each cell :func:`short`."""
+    return markdown_table(["tool", *kinds], [[tool, *(short(o) for o in found[tool])] for tool in found])
+
+
+def tool_outcomes(kinds: list[str], found: dict[str, list[str]], tool: str) -> str:
+    """One tool's outcome on every kind of graph, in full (each error's message)."""
+    if tool not in found:
+        raise ValueError(f"tool_outcomes: unknown tool {tool!r}; choose one of {list(found)}")
+    return "\n".join(f"{kind}: {outcome}" for kind, outcome in zip(kinds, found[tool]))
+
+
+def table() -> tuple[MarkdownTable, str]:
+    """The second table and every error in full (one string)."""
+    kinds, found = outcomes()
+    errors = [f"{tool} on {kind}: {o[7:]}" for tool in found for kind, o in zip(kinds, found[tool])
+              if o.startswith("error")]
+    return table_of(kinds, found), "\n".join(errors)

@@ -85,7 +85,7 @@ def table(rows: list[Row]) -> AtlasTable:
 class RowDetails(str):
     """Every row in full: its code, each tool's outcome with the message, and what to do."""
 
-    def __new__(cls, rows: list[Row]) -> RowDetails:
+    def __new__(cls, rows: list[Row], headed: bool = True) -> RowDetails:
         blocks = []
         for row in rows:
             lines = [f"## {row.case.title}  (#{row.case.anchor})"]
@@ -98,7 +98,7 @@ class RowDetails(str):
                 lines += [f"  {cell.tool}: {_outcome(cell)}" for cell in row.fix_cells]
             blocks.append("\n".join(lines))
         details = super().__new__(cls, "\n\n".join(blocks))
-        details.rows = rows
+        details.rows, details.headed = rows, headed
         return details
 
     def __repr__(self) -> str:
@@ -110,8 +110,9 @@ class RowDetails(str):
             items = "".join(f'<li><b>{html.escape(cell.tool)}</b>: <span class="{_CLASS[cell.kind]}">'
                             f"{html.escape(_outcome(cell))}</span></li>" for cell in row.cells)
             note = f"<p><em>{html.escape(row.case.note)}</em></p>" if row.case.note else ""
-            parts.append(f'<section class="atlas-row" id="{row.case.anchor}"><h3>{html.escape(row.case.title)}'
-                         f'<a class="headerlink" href="#{row.case.anchor}">#</a></h3>{note}'
+            head = (f' id="{row.case.anchor}"><h3>{html.escape(row.case.title)}'
+                    f'<a class="headerlink" href="#{row.case.anchor}">#</a></h3>') if self.headed else ">"
+            parts.append(f'<section class="atlas-row"{head}{note}'
                          f'<pre><code class="language-python">{html.escape(row.case.code)}</code></pre>'
                          f"<ul>{items}</ul><p><b>What to do:</b> {html.escape(row.case.fix)}</p>{_fix_html(row)}"
                          "</section>")
@@ -149,9 +150,18 @@ def counts(rows: list[Row]) -> MarkdownTable:
                           body)
 
 
+def row_details(rows: list[Row], title: str) -> RowDetails:
+    """The row of ``rows`` titled ``title`` in full, under a heading the page itself gives it."""
+    found = [row for row in rows if row.case.title == title]
+    if len(found) != 1:
+        raise ValueError(f"row_details: no row titled {title!r}; titles: {[row.case.title for row in rows]}")
+    return RowDetails(found, headed=False)
+
+
 def details(rows: list[Row]) -> RowDetails:
     """Every row of ``rows`` in full."""
     return RowDetails(rows)
 
 
-__all__ = ["COLUMNS", "AtlasTable", "Row", "RowDetails", "counts", "details", "run_family", "table"]
+__all__ = ["COLUMNS", "AtlasTable", "Row", "RowDetails", "counts", "details", "row_details", "run_family",
+           "table"]
