@@ -30,14 +30,15 @@ from fxsite.drift.normalize import hide_paths
 
 #: The optional parts of fxguide (pyproject's extras) and what in a page's code needs each.
 EXTRA_MARKERS: dict[str, tuple[str, ...]] = {
-    "models": ("torchvision", "timm", "transformers", "fxguide.models.real", "fxguide.diagnose"),
-    "quant": ("torchao",),
+    # The atlas runs diagnose's captures, and a row of its export contracts passes a transformers cache.
+    "models": ("torchvision", "timm", "transformers", "fxguide.models.real", "fxguide.diagnose", "fxguide.atlas"),
+    "quant": ("torchao", "fxguide.atlas.messages"),  # the messages page reproduces PT2E's errors
     "onnx": ("onnxruntime", "onnxscript", "import onnx", "dynamo=True"),
-    "draw": ("matplotlib", "fxguide.display.drawing", "plot_graphs", "FxGraphDrawer"),
+    "draw": ("matplotlib", "fxguide.display.drawing", "plot_graphs", "FxGraphDrawer", "fxguide.atlas.graph_tools"),
 }
 #: Tools and libraries a page uses that fxguide does not need: installed beside it, at the version the site was built
 #: with (NumPy: torch does not depend on it, and `.numpy()` fails without it).
-TOOL_MARKERS: dict[str, tuple[str, ...]] = {"tlparse": ("tlparse",), "numpy": ("numpy",)}
+TOOL_MARKERS: dict[str, tuple[str, ...]] = {"tlparse": ("tlparse",), "numpy": ("numpy", "fxguide.atlas")}
 
 #: The first line of the install cell: the notebook test finds the cell by it.
 INSTALL_MARKER = "# Install what this notebook imports"
