@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import io
 import re
 import timeit
 
@@ -203,7 +204,8 @@ def test_a_single_tensor_is_accepted_as_the_example_input():
 def test_the_result_is_an_ordinary_graph_module():
     gm = concrete_trace(CASES[0].model, (CASES[0].traced_input,))
     assert isinstance(gm, fx.GraphModule)
-    assert [n.op for n in gm.graph.nodes].count("call_module") == 1
+    # the graph's checks of its inputs and of the training flags and hooks, then the one decision's guard
+    assert [n.target for n in gm.graph.nodes if n.op == "call_module"] == ["guard_inputs", "guard_state", "guard_0"]
     assert isinstance(gm.guard_0, Guard) and isinstance(gm.guard_0.decision, Decision)
 
 
@@ -716,7 +718,7 @@ class StaticState(nn.Module):
 assert "torch._dynamo" not in sys.modules
 x = torch.randn(2, 3)
 gm = concrete_trace(StaticState(), (x,))
-print(torch.equal(gm(x), x), [n.op for n in gm.graph.nodes])
+print(torch.equal(gm(x), x), [n.op for n in gm.graph.nodes if n.target not in ("guard_inputs", "guard_state")])
 """
 
 
@@ -745,3 +747,122 @@ def test_retrace_puts_back_an_input_a_refused_graph_updated_in_place_before_its_
         assert torch.equal(paths(given), bump_then_branch(twin))
         assert torch.equal(given, twin), "the caller's tensor must be updated once, as eager updates it"
     assert len(paths.paths) == 2
+
+
+# -- Issue 53 item 4: every guard, through every copy and every way of running the graph ----------------
+
+
+class EveryGuard(nn.Module):
+    """One decision of each kind a copy could lose: the inputs' structure, grad mode, the default dtype,
+    the training flag, and a branch on the data."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv, self.bn = nn.Conv2d(2, 2, 1), nn.BatchNorm2d(2)
+
+    def forward(self, xs):
+        x = self.bn(self.conv(sum(xs)))
+        x = x + torch.sigmoid(x) * 0  # a call replace_op can retarget
+        if torch.is_grad_enabled():
+            x = x * 2
+        if torch.get_default_dtype() == torch.float32:
+            x = x + 1
+        if not self.training:
+            x = x - 3
+        if xs[0].sum() > 0:
+            x = x * 5
+        return x
+
+
+def _save_and_load(gm):
+    buffer = io.BytesIO()
+    torch.save(gm, buffer)
+    buffer.seek(0)
+    return torch.load(buffer, weights_only=False)
+
+
+def _ways_to_run():
+    """Each way a reader copies, transforms or runs a traced graph: a callable taking the graph."""
+    import pickle
+
+    from fxguide.transforms.decompose import decompose
+    from fxguide.transforms.fuse import fuse_conv_bn
+    from fxguide.transforms.observers import insert_observers
+    from fxguide.transforms.replace import replace_op
+    return {
+        "the graph itself": lambda gm: gm,
+        "copy.copy": copy.copy,
+        "copy.deepcopy": copy.deepcopy,
+        "pickle": lambda gm: pickle.loads(pickle.dumps(gm)),
+        "torch.save and load": _save_and_load,
+        "GraphModule(gm, gm.graph)": lambda gm: fx.GraphModule(gm, gm.graph),
+        "gm.forward": lambda gm: gm.forward,
+        "fx.Interpreter(gm).run": lambda gm: fx.Interpreter(gm).run,
+        "decompose": decompose,
+        "fuse_conv_bn": fuse_conv_bn,
+        "insert_observers": lambda gm: insert_observers(gm, lambda n: n.op == "call_module"),
+        "replace_op": lambda gm: replace_op(gm, torch.sigmoid, torch.tanh),
+    }
+
+
+def _owner(runnable):
+    """The module whose .train() a reader would call: the graph, the bound method's, the Interpreter's."""
+    if isinstance(runnable, nn.Module):
+        return runnable
+    bound = runnable.__self__
+    return bound if isinstance(bound, nn.Module) else bound.module
+
+
+_BREAKS = {  # what changes between tracing and the call, applied to (runnable, inputs)
+    "a third input": lambda run, xs: run([*xs, xs[0]]),
+    "grad mode off": lambda run, xs: torch.no_grad()(run)(xs),
+    "float64 default dtype": lambda run, xs: _in_float64(run, xs),
+    "train() after tracing": lambda run, xs: (_owner(run).train(), run(xs)),
+    "a negative input": lambda run, xs: run([-xs[0], xs[1]]),
+}
+
+
+def _in_float64(run, xs):
+    torch.set_default_dtype(torch.float64)
+    try:
+        return run(xs)
+    finally:
+        torch.set_default_dtype(torch.float32)
+
+
+@pytest.mark.parametrize("change", list(_BREAKS))
+@pytest.mark.parametrize("way", list(_ways_to_run()))
+def test_every_guard_holds_through_every_copy_and_every_way_of_running_the_graph(way, change):
+    """A graph copied, pickled, rebuilt from its Graph, run through forward or an Interpreter, or transformed,
+    raises GuardError on a call whose decision differs, as the traced graph does."""
+    x = torch.ones(1, 2, 2, 2)
+    model = EveryGuard().eval()
+    runnable = _ways_to_run()[way](concrete_trace(model, ([x, x],)))
+    torch.testing.assert_close(runnable([x, x]), model([x, x]))  # the traced call still runs, as eager
+    with pytest.raises(GuardError):
+        _BREAKS[change](runnable, [x, x])
+
+
+@pytest.mark.parametrize("retrace", ["symbolic_trace", "make_fx", "export"])
+def test_tracing_a_guarded_graph_again_is_refused_not_answered_once(retrace):
+    """A tracer would run each check once, on what it sees, and keep a graph checking nothing."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    x = torch.ones(1, 2, 2, 2)
+    gm = concrete_trace(EveryGuard().eval(), ([x, x],))
+    again = {"symbolic_trace": lambda: fx.symbolic_trace(gm), "make_fx": lambda: make_fx(gm)([x, x]),
+             "export": lambda: torch.export.export(gm, ([x, x],), strict=False)}[retrace]
+    with pytest.raises(UnguardableError, match="tracing the guarded graph again would answer it once"):
+        again()
+
+
+def test_a_pickled_graph_is_the_traced_graph_node_for_node():
+    """Unpickling re-traces the code, which would answer torch.is_grad_enabled() at load time; the pickled
+    graph replaces what that makes."""
+    import pickle
+
+    x = torch.ones(1, 2, 2, 2)
+    gm = concrete_trace(EveryGuard().eval(), ([x, x],))
+    loaded = pickle.loads(pickle.dumps(gm))
+    assert loaded.code == gm.code
+    assert [n.target for n in loaded.graph.nodes if n.op == "call_function"].count(torch.is_grad_enabled) == 1

@@ -15,7 +15,7 @@ import torch
 import torch.fx as fx
 from torch import nn
 
-from fxguide.transforms import carry_input_guard
+from fxguide.transforms import carry_input_guard, to_graph_module
 
 
 def fold_bn_into_conv(conv: nn.Conv2d, bn: nn.BatchNorm2d) -> nn.Conv2d:
@@ -99,7 +99,7 @@ def fuse_conv_bn(model: nn.Module) -> fx.GraphModule:
     if model.training:
         raise ValueError("fuse_conv_bn: the model is in training mode, where batch norm uses each "
                          "batch's statistics; call model.eval() before fusing")
-    gm = fx.symbolic_trace(copy.deepcopy(model))
+    gm = to_graph_module(model, "fuse_conv_bn")
     calls: dict[str, int] = {}
     for node in gm.graph.nodes:
         if node.op == "call_module":

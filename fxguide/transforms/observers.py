@@ -20,7 +20,10 @@ import torch.fx as fx
 from torch import nn
 
 from fxguide._checks import finite_number
-from fxguide.transforms import _graph_inputs, carry_input_guard
+from fxguide.tracing.concrete import Guard
+from fxguide.tracing.concrete._inputs import InputGuard
+from fxguide.tracing.concrete._modes import StateGuard
+from fxguide.transforms import _graph_inputs, carry_input_guard, to_graph_module
 
 OBSERVER_PREFIX = "observe_"
 
@@ -120,11 +123,12 @@ def insert_observers(model: nn.Module, where: Callable[[fx.Node], bool]) -> fx.G
     if present:
         raise ValueError(f"insert_observers: the model already holds observers ({', '.join(present[:3])}"
                          f"{', ...' if len(present) > 3 else ''}); insert them once, into the model without them")
-    gm = fx.symbolic_trace(copy.deepcopy(model))
-    chosen = [n for n in gm.graph.nodes if n.op not in {"placeholder", "output"} and _accepts(where, n)]
+    gm = to_graph_module(model, "insert_observers")
+    chosen = [n for n in gm.graph.nodes if n.op not in {"placeholder", "output"} and not _is_guard(gm, n)
+              and _accepts(where, n)]
     if not chosen:
-        raise ValueError("insert_observers: `where` accepted no node (placeholders and the output "
-                         "are never observed); check the condition against gm.graph")
+        raise ValueError("insert_observers: `where` accepted no node (placeholders, the output and a "
+                         "concrete trace's guards are never observed); check the condition against gm.graph")
     for node in chosen:
         name = OBSERVER_PREFIX + node.name
         gm.add_submodule(name, MinMaxObserver())
@@ -135,6 +139,11 @@ def insert_observers(model: nn.Module, where: Callable[[fx.Node], bool]) -> fx.G
     gm.graph.lint()
     gm.recompile()
     return carry_input_guard(model, gm)
+
+
+def _is_guard(gm: fx.GraphModule, node: fx.Node) -> bool:
+    """A concrete trace's ``guard_N`` node: a check that returns None, not a value to observe."""
+    return node.op == "call_module" and isinstance(gm.get_submodule(node.target), (Guard, InputGuard, StateGuard))
 
 
 def _accepts(where: Callable[[fx.Node], bool], node: fx.Node) -> bool:

@@ -47,6 +47,16 @@ after tracing raises :class:`GuardError`. Tracing leaves the model, its
 classes, the globals, the caller's example inputs and torch's settings as they
 were.
 
+Every check is a node of the graph: the guards, ``guard_inputs`` (each input
+has the kind it was traced with; a graph whose inputs are flattened flattens
+them exactly) and ``guard_state`` (the training flags and hooks). So whatever
+runs the graph checks as a call does: ``copy.copy``, ``copy.deepcopy``, a
+``GraphModule`` built from ``gm.graph``, ``gm.forward``, an ``Interpreter``,
+every fxguide transform, and pickling (which keeps the graph node for node
+rather than tracing its code again). Tracing a guarded graph again
+(``symbolic_trace``, ``make_fx``, non-strict ``torch.export``) would answer
+each check once, so it raises :class:`UnguardableError`.
+
 Not guarded: identity (``v is w``, which Python answers without asking the
 value), ``type(v)`` in modules other than those defining the model's
 ``forward`` methods, functions imported by name (``from torch import

@@ -18,7 +18,7 @@ from torch.utils import _pytree as pytree
 from fxguide._state import hooks_registered
 from fxguide.tracing.concrete._diff import Before, refusal
 from fxguide.tracing.concrete._inputs import install as install_input_guard
-from fxguide.tracing.concrete._inputs import install_check
+from fxguide.tracing.concrete._inputs import insert_check, install_check
 from fxguide.tracing.concrete._modes import StateGuard
 from fxguide.tracing.concrete._records import (Decision, Guard, GuardError, RaisesGuard, UnguardableError,
                                                _check_example, _pending_guard)
@@ -206,12 +206,14 @@ def _trace(root: nn.Module | Callable[..., Any], args: tuple[Any, ...], kwargs: 
     gm.recompile()
     code = getattr(root.forward if isinstance(root, nn.Module) else root, "__code__", None)
     where = (code.co_filename, code.co_firstlineno) if code else ("<unknown>", 0)
-    install_input_guard(gm, bound.signature, dict(bound.arguments), where)
+    install_input_guard(gm, bound.signature, dict(bound.arguments), where, plan.inputs)
     if "modes" not in _OFF:  # the training flags and hooks of what the graph inlined, checked on every call
         paths = {id(m): "self" + (f".{n}" if n else "") for n, m in tracer.root.named_modules()}
         inlined = [(paths.get(key, type(m).__name__), m) for key, m in tracer.inlined.items()]
-        install_check(gm, "guard_state", StateGuard(root.training if isinstance(root, nn.Module) else None,
-                                                    inlined, where))
+        state = StateGuard(root.training if isinstance(root, nn.Module) else None, inlined, where)
+        state.train(gm.training)
+        install_check(gm, "guard_state", state)
+        insert_check(gm, "guard_state", ())
     gm._tracer_cls = None  # unpickling re-traces the code with a plain Tracer (ours needs the example inputs)
     _TRACED_FROM[gm] = root
     return gm

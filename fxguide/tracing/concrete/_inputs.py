@@ -15,9 +15,14 @@ from typing import Any
 
 import torch
 import torch.fx as fx
+import torch.fx._pytree as fx_pytree
 from torch import nn
 
-from fxguide.tracing.concrete._records import Decision, GuardError
+from torch.fx.graph import _PyTreeCodeGen
+from torch.utils import _pytree as pytree
+
+from fxguide.tracing.concrete._records import (Decision, GuardError, UnguardableError, _fx_tracing,
+                                               _refuse_retrace)
 from fxguide.tracing.concrete.questions import _OFF
 
 _NO_DEFAULT = inspect.Parameter.empty
@@ -95,7 +100,37 @@ class InputGuard(nn.Module):
         filename, lineno = self.where
         return GuardError(Decision(-1, "input", traced, filename, lineno, path), new)
 
-    def forward(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    _is_impure = True  # read by torch.fx.Node.is_impure: dead-code elimination keeps the check
+
+    def forward(self, *values: Any) -> None:
+        """The check the graph itself runs, on its placeholders' values: each has the kind it was traced with.
+
+        It is a node of the graph, so every way of running the graph runs it: a call, ``gm.forward``, an
+        ``Interpreter``, a ``GraphModule`` built from ``gm.graph`` (``copy.copy`` is one).
+        """
+        _refuse_retrace("guard_inputs", "the structure of the inputs")
+        for (label, traced), value in zip(self.leaves, values):
+            if traced is not None and structure(value) != traced:
+                raise self._error(label, describe(traced), _given(value))
+
+    def flatten(self, given: Any, spec: Any) -> list[Any]:
+        """``fx_pytree.tree_flatten_spec`` made exact: the graph's code flattens its inputs with this.
+
+        torch's flattening reads the traced structure out of the inputs and ignores the rest (a third item
+        of a list traced with two, a dict's extra key); here a call whose structure differs raises.
+        """
+        if _fx_tracing():  # unpickling traces the code once; the pickled graph then replaces what it makes
+            return fx_pytree.tree_flatten_spec(given, spec)  # type: ignore[no-any-return]
+        flat, real = pytree.tree_flatten(_as_spec_type(given, spec))
+        if real != spec:
+            args, kwargs = (tuple(given[0]), dict(given[1])) if isinstance(given, tuple) else (tuple(given), {})
+            self.check_bound(args[getattr(self, "skip_self", 0):], kwargs)  # names the input that differs
+            filename, lineno = self.where
+            raise GuardError(Decision(-1, "input", str(spec), filename, lineno, "structure"), str(real))
+        return flat
+
+    def check_bound(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The check of a call before the graph runs: the call is bound to the traced signature and compared."""
         if not kwargs and self._positional is not None and len(args) == len(self._positional) \
                 and all(structure(a) == s for a, s in zip(args, self._positional)):
             return args, kwargs
@@ -128,7 +163,41 @@ class InputGuard(nn.Module):
 
     def check_call(self, owner: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
         """The check run before ``owner``'s graph (:func:`install_check`'s protocol)."""
-        return self(args, kwargs)  # type: ignore[no-any-return]
+        return self.check_bound(args, kwargs)
+
+
+def _as_spec_type(given: Any, spec: Any) -> Any:
+    """The generated code passes positional inputs as a list where the traced spec holds a tuple."""
+    if spec.type is tuple and isinstance(given, list):
+        return tuple(given)
+    if spec.type is tuple and isinstance(given, tuple) and len(given) == 2 and isinstance(given[0], list):
+        return (tuple(given[0]), given[1])
+    return given
+
+
+class CheckedPyTreeCodeGen(_PyTreeCodeGen):
+    """The code generator of a concretely traced graph whose inputs are flattened: it flattens them exactly.
+
+    The generated ``forward`` calls ``self.guard_inputs.flatten`` where torch's calls
+    ``fx_pytree.tree_flatten_spec``, and an ``Interpreter`` (which reads inputs through
+    :meth:`process_inputs`) gets the same check.
+    """
+
+    def __init__(self, pytree_info: Any, guard: InputGuard) -> None:
+        super().__init__(pytree_info)
+        self.guard = guard
+
+    def gen_var_bindings(self, fn_args: list[str], free_vars: list[str], expanded_def: bool) -> str:
+        code = super().gen_var_bindings(fn_args, free_vars, expanded_def)
+        return code.replace("fx_pytree.tree_flatten_spec(", "self.guard_inputs.flatten(")
+
+    def process_inputs(self, *inputs: Any) -> Any:
+        if getattr(self.guard, "skip_self", 0):  # the spec holds the module as its first leaf; a run passes none
+            return self.guard.flatten([_NOT_PASSED, *inputs], self.pytree_info.in_spec)[1:]
+        return self.guard.flatten(list(inputs), self.pytree_info.in_spec)
+
+
+_NOT_PASSED = object()  # stands for ``self`` where an Interpreter flattens a module graph's inputs
 
 
 #: The submodules checking a call before the graph runs: what the graph inlined (``_modes``), then the inputs.
@@ -150,18 +219,63 @@ def _reinstall(copy: fx.GraphModule) -> None:
 
 def _reduce(gm: fx.GraphModule) -> tuple[Any, ...]:
     # Pickling a GraphModule keeps its code and rebuilds it by tracing that code: the checks of a call
-    # (submodules the code does not call, and a pre-hook) must be given back afterwards.
+    # (submodules the code does not call, and a pre-hook) must be given back afterwards. And tracing the
+    # code again would answer the graph's questions of torch's settings once, at load time
+    # (``is_grad_enabled = torch.is_grad_enabled()`` becomes ``self.guard_0(True)``): the graph itself
+    # travels too, node by node, and replaces the re-traced one.
     rebuild, args = fx.GraphModule.__reduce__(gm)
-    return _unpickle, (rebuild, args, {name: gm._modules[name] for name in _CALL_GUARDS if name in gm._modules})
+    return _unpickle, (rebuild, args, {name: gm._modules[name] for name in _CALL_GUARDS if name in gm._modules},
+                       graph_spec(gm.graph))
 
 
-def _unpickle(rebuild: Any, args: tuple[Any, ...], guards: Any) -> fx.GraphModule:
+def _unpickle(rebuild: Any, args: tuple[Any, ...], guards: Any, spec: Any = None) -> fx.GraphModule:
     gm = rebuild(*args)
+    if spec is not None:  # pickled before the graph travelled with the code: the re-traced graph stays
+        gm.graph = graph_from_spec(spec, gm)
     if isinstance(guards, InputGuard):  # pickled before the training-flag check existed
         guards = {"guard_inputs": guards}
     for name, guard in (guards or {}).items():
         _attach(gm, name, guard)
     return gm  # type: ignore[no-any-return]
+
+
+class _Ref:
+    """A node named in a pickled graph's arguments (a plain class: ``map_aggregate`` walks into tuples)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _Ref, (self.name,)
+
+
+def graph_spec(graph: fx.Graph) -> tuple[list[tuple[Any, ...]], Any]:
+    """``graph`` as picklable data: each node's opcode, name, target, arguments (nodes by name) and type,
+    and the graph's code generator (a pytree one holds how inputs and outputs are flattened)."""
+    def ref(node: fx.Node) -> _Ref:
+        return _Ref(node.name)
+
+    nodes = [(node.op, node.name, node.target, fx.node.map_arg(node.args, ref), fx.node.map_arg(node.kwargs, ref),
+              node.type) for node in graph.nodes]
+    return nodes, graph._codegen
+
+
+def graph_from_spec(spec: tuple[list[tuple[Any, ...]], Any], owner: fx.GraphModule) -> fx.Graph:
+    """The graph :func:`graph_spec` described, node for node, owned by ``owner``."""
+    nodes, codegen = spec
+    graph = fx.Graph(owning_module=owner)
+    made: dict[str, fx.Node] = {}
+
+    def fetch(value: Any) -> Any:
+        return fx.node.map_aggregate(value, lambda v: made[v.name] if isinstance(v, _Ref) else v)
+
+    for op, name, target, args, kwargs, type_expr in nodes:
+        made[name] = graph.create_node(op, target, fetch(args), fetch(kwargs), name=name, type_expr=type_expr)
+    graph._codegen = codegen
+    graph.lint()
+    return graph
 
 
 def _attach(gm: fx.GraphModule, name: str, guard: nn.Module) -> None:
@@ -172,12 +286,51 @@ def _attach(gm: fx.GraphModule, name: str, guard: nn.Module) -> None:
     type(gm).__reduce__ = _reduce  # type: ignore[method-assign]
 
 
-def install(gm: fx.GraphModule, signature: inspect.Signature, traced: dict[str, Any], where: tuple[str, int]) -> None:
-    """Make ``gm`` check every call's inputs against ``traced`` before running (a forward pre-hook, kept by
-    deepcopy and pickling)."""
+def install(gm: fx.GraphModule, signature: inspect.Signature, traced: dict[str, Any], where: tuple[str, int],
+            example: dict[str, Any]) -> None:
+    """Make ``gm`` check every call's inputs against ``traced`` (``example``: each placeholder's example value).
+
+    A call is bound and checked before the graph runs (a forward pre-hook, kept by deepcopy and pickling),
+    and the graph checks them itself, so that what runs it without calling ``gm`` checks them too: a
+    ``guard_inputs`` node right after the placeholders checks each one's kind, and a graph whose inputs
+    are flattened flattens them exactly (:class:`CheckedPyTreeCodeGen`).
+    """
     if "inputs" in _OFF:  # switched off by the property test's mutation check
         return
-    _attach(gm, "guard_inputs", InputGuard(signature, traced, where))
+    guard = InputGuard(signature, traced, where)
+    guard.train(gm.training)
+    _attach(gm, "guard_inputs", guard)
+    placeholders = gm.graph.find_nodes(op="placeholder")
+    codegen = gm.graph._codegen
+    info = getattr(codegen, "pytree_info", None)
+    if type(codegen) is _PyTreeCodeGen and info is not None and info.in_spec is not None:
+        # The spec flattens the positional inputs, then the keyword ones, each in the order of orig_args.
+        keyed = [(name + pytree.keystr(path), leaf) for name in info.orig_args if name != "self"
+                 for path, leaf in pytree.tree_flatten_with_path(traced.get(name))[0]]
+        labels, leaves = [label for label, _ in keyed], [leaf for _, leaf in keyed]
+        guard.skip_self = int(bool(info.orig_args) and info.orig_args[0] == "self")  # a module's code passes self
+        gm.graph._codegen = CheckedPyTreeCodeGen(info, guard)
+    else:  # placeholders by name; one for a parameter left at its default is torch's to check (an assert)
+        labels = [str(p.target) for p in placeholders]
+        leaves = [example.get(label, _NOT_PASSED) for label in labels]
+    if len(leaves) != len(placeholders):
+        raise UnguardableError(f"concrete_trace: the graph has {len(placeholders)} inputs where the call has "
+                               f"{len(leaves)}; a graph that cannot check its inputs on every call is not returned")
+    guard.leaves = [(label, None if leaf is _NOT_PASSED else structure(leaf)) for label, leaf in zip(labels, leaves)]
+    insert_check(gm, "guard_inputs", tuple(placeholders))
+
+
+def insert_check(gm: fx.GraphModule, name: str, args: tuple[Any, ...]) -> None:
+    """Put a call of the check ``name`` (a submodule of ``gm``) right after the placeholders, and recompile."""
+    anchor = None  # after the placeholders and the checks already there: the inputs are checked first
+    for node in gm.graph.nodes:
+        if node.op != "placeholder" and not (node.op == "call_module" and node.target in _CALL_GUARDS):
+            break
+        anchor = node
+    with (gm.graph.inserting_after(anchor) if anchor is not None else gm.graph.inserting_before()):
+        gm.graph.call_module(name, args)
+    gm.graph.lint()
+    gm.recompile()
 
 
 def install_check(gm: fx.GraphModule, name: str, guard: nn.Module) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 from torch import nn
 
 from fxguide._state import hooks_registered
-from fxguide.tracing.concrete._records import Decision, GuardError
+from fxguide.tracing.concrete._records import Decision, GuardError, _refuse_retrace
 
 _ADVICE = ('Trace again after the change (concrete_trace(..., on_mismatch="retrace") does so by itself), or '
            "undo it before calling the graph.")
@@ -41,6 +41,15 @@ class StateGuard(nn.Module):
         self.traced_training = training
         self.watched = [(path, weakref.ref(m), m.training, _hooks(m)) for path, m in inlined]
         self.where = where
+
+    _is_impure = True  # read by torch.fx.Node.is_impure: dead-code elimination keeps the check
+
+    def forward(self) -> None:
+        """The check the graph itself runs, so that every way of running it runs the check (``gm.forward``,
+        an ``Interpreter``, a ``GraphModule`` built from ``gm.graph``). The traced module's flag is read on
+        this submodule, which ``.train()`` and ``.eval()`` of whatever module holds it set alike."""
+        _refuse_retrace("guard_state", "the training flags and hooks the graph was traced with")
+        self.check_call(self, (), {})
 
     def _error(self, what: str, traced: Any, now: Any) -> GuardError:
         filename, lineno = self.where
