@@ -632,7 +632,9 @@ def test_an_attribute_read_is_an_ordinary_getattr_node_while_getattr_answers_for
     import builtins
 
     gm = concrete_trace(lambda x: x * x.shape[0] if getattr(x, "keys", None) is None else x, (torch.ones(2),))
-    assert [n.target for n in gm.graph.nodes if n.op == "call_function"][0] is builtins.getattr
+    # getattr of a name tensors do not define asks again on every call (builtins.hasattr, guarded); x.shape
+    # is an ordinary getattr node
+    assert [n.target for n in gm.graph.nodes if n.op == "call_function"][:2] == [builtins.hasattr, builtins.getattr]
     assert "fxguide" not in gm.code
 
 
@@ -866,3 +868,40 @@ def test_a_pickled_graph_is_the_traced_graph_node_for_node():
     loaded = pickle.loads(pickle.dumps(gm))
     assert loaded.code == gm.code
     assert [n.target for n in loaded.graph.nodes if n.op == "call_function"].count(torch.is_grad_enabled) == 1
+
+
+# -- Issue 53 item 2: a read is guarded on what it reads -------------------------------------------------
+
+
+def _scaled_if_marked(x):
+    if hasattr(x, "scale"):
+        return x * x.scale
+    return x
+
+
+def _scaled_or_one(x):
+    return x * getattr(x, "scale", 1.0)
+
+
+def _marked(scale: float) -> torch.Tensor:
+    x = torch.ones(2, 3)
+    x.scale = scale
+    return x
+
+
+@pytest.mark.parametrize("function", [_scaled_if_marked, _scaled_or_one])
+@pytest.mark.parametrize("traced_marked", [True, False])
+def test_hasattr_of_a_python_attribute_is_guarded_on_its_answer_not_on_the_type(function, traced_marked):
+    """A Python attribute set on one tensor is a question about that value: a tensor without it (or with it,
+    when traced without) takes the other path, so the graph raises instead of answering as traced."""
+    traced, other = (_marked(3.0), torch.ones(2, 3)) if traced_marked else (torch.ones(2, 3), _marked(3.0))
+    gm = concrete_trace(function, (traced,))
+    torch.testing.assert_close(gm(traced), function(traced))
+    with pytest.raises(GuardError, match="was (True|False) when traced and is (False|True)"):
+        gm(other)
+
+
+def test_hasattr_of_an_attribute_of_the_type_adds_no_node():
+    """``hasattr(x, "shape")`` holds for every tensor: the type guard answers it, the graph does not ask."""
+    gm = concrete_trace(lambda x: x * 2 if hasattr(x, "shape") else x, (torch.ones(2),))
+    assert not [n for n in gm.graph.nodes if n.target is hasattr]

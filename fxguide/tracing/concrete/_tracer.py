@@ -428,6 +428,17 @@ class ConcreteTracer(fx.Tracer):
         # The root is traced through even when it is a torch.nn module (its hooks or __call__ are traced).
         return m is not self.root and super().is_leaf_module(m, module_qualified_name)
 
+    def decide_has(self, obj: fx.Proxy, name: str, has: Callable[[Any, str], bool]) -> bool:
+        """Answer ``hasattr(obj, name)`` for an attribute its type does not define: a node asks again on every
+        call and its answer is guarded (once per value and name)."""
+        node = obj.node
+        if (node, "has " + name) not in self._decided:
+            answer = self.create_proxy("call_function", has, (obj, name), {})
+            value = bool(self.value_of(answer))
+            self._record("branch", answer.node, value, "hasattr")
+            self._decided[(node, "has " + name)] = value
+        return self._decided[(node, "has " + name)]  # type: ignore[no-any-return]
+
     def decide_type(self, obj: fx.Proxy) -> type:
         """Answer ``isinstance``'s question with the example value's type; guarded once per value."""
         node = obj.node
@@ -547,18 +558,22 @@ class _Interceptions:
         self._patch(builtins, "id", id_)
         original_hasattr, original_getattr = builtins.hasattr, builtins.getattr
 
+        def has(obj: Any, name: str) -> bool:
+            # Answered for the example value, never by the stand-in's own attributes (a Proxy has `keys`,
+            # `node`, `tracer`: a tensor has none of them). An attribute of the value's type is there for
+            # every value of that type: the type is guarded. Any other (a Python attribute set on this
+            # tensor, `x.scale = 3.0`) is a question about this value: its answer is guarded.
+            if original_hasattr(tracer.decide_type(obj), name):
+                return True
+            return tracer.decide_has(obj, name, original_hasattr)
+
         def hasattr_(obj: Any, name: str) -> bool:
-            # Answered for the example value (guarded by its type), never by the stand-in's own
-            # attributes (a Proxy has `keys`, `node`, `tracer`: a tensor has none of them).
             if asked(obj) and isinstance(name, str) and "hasattr" not in _OFF:
-                tracer.decide_type(obj)
-                return original_hasattr(tracer.peek(obj), name)
+                return has(obj, name)
             return original_hasattr(obj, name)
 
         def getattr_(obj: Any, name: str, *default: Any) -> Any:
-            if asked(obj) and isinstance(name, str) and "hasattr" not in _OFF \
-                    and not original_hasattr(tracer.peek(obj), name):
-                tracer.decide_type(obj)
+            if asked(obj) and isinstance(name, str) and "hasattr" not in _OFF and not has(obj, name):
                 if default:
                     return default[0]
                 raise AttributeError(f"{type(tracer.peek(obj)).__name__!r} object has no attribute {name!r}")

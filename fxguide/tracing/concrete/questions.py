@@ -81,7 +81,8 @@ GUARDS: dict[str, str] = {
     "autocast": "refused: an autocast region opened inside forward",
     "grad-mode": "each change of grad mode inside forward is a graph node that makes it again on every call",
     "autograd-function": "refused: a custom torch.autograd.Function applied to a traced value",
-    "hasattr": "hasattr()/getattr() of a traced value answered for the example value, guarded by its type",
+    "hasattr": "hasattr()/getattr() of a traced value answered for the example value: guarded by its type for an "
+               "attribute of the type, by a node asking again on every call for any other",
     "python-state": "the state diff: what forward changed and no operation of the graph changes again is refused "
                     "(the model's attributes and containers of any kind, class attributes, module globals, input "
                     "containers, torch's settings and random generators); an attribute set to the same value on "
@@ -134,7 +135,8 @@ QUESTIONS: list[Question] = [
     Question("callable", "``callable(v)``", "guarded", "type", "answered from the example value's type"),
     Question("hasattr", "``hasattr(v, name)``, ``getattr(v, name, default)``", "guarded", "hasattr",
              "answered for the example's value, never by the stand-in's own attributes (a tensor has no "
-             "``keys``, ``node`` or ``tracer``); guarded by the value's type"),
+             "``keys``, ``node`` or ``tracer``); an attribute of the value's type is guarded by the type, any "
+             "other (a Python attribute set on this tensor) by a node that asks again on every call"),
     Question("none-attribute", "``x.grad_fn is None``, ``x.grad is None`` (an attribute whose example value is None)",
              "guarded", "attribute", "answered ``None`` and guarded to stay ``None``"),
     Question("identity", "``id(v)``", "refused", "identity",
