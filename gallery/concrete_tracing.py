@@ -177,10 +177,12 @@ except UnguardableError as error:
 
 # %%
 # Some questions Python answers without asking the value, so the tracer never
-# sees them: ``is`` compares the stand-ins themselves, and a global variable
-# is read once, at trace time. Both give the graph another answer than eager
-# mode, even on the traced input: keep ``is`` for ``None`` checks, and pass
-# changing values as inputs.
+# sees them: ``is`` compares the stand-ins themselves, which gives the graph
+# another answer than eager mode, even on the traced input; keep ``is`` for
+# ``None`` checks. A global variable is read once, at trace time: the graph
+# holds the value it read, and checks on every call that the global still has
+# it, so a change after tracing raises ``GuardError``; pass changing values as
+# inputs.
 
 
 def same_object(x):
@@ -199,7 +201,11 @@ same = concrete_trace(same_object, (torch.ones(2),))
 print("`is`:   eager", same_object(torch.ones(2)).tolist(), " graph", same(torch.ones(2)).tolist())
 scaled_gm = concrete_trace(scaled, (torch.ones(2),))
 SCALE = 3.0
-print("global: eager", scaled(torch.ones(2)).tolist(), " graph", scaled_gm(torch.ones(2)).tolist())
+print("global: eager", scaled(torch.ones(2)).tolist())
+try:
+    scaled_gm(torch.ones(2))
+except GuardError as error:
+    print(f"global: graph GuardError: {str(error).split(', so')[0]}")
 
 # %%
 # What the guards cost

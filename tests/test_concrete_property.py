@@ -18,8 +18,13 @@ the steps of the questions it guards.
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import io
+import logging
 import math
+import os
+import warnings
 
 import pytest
 import torch
@@ -349,6 +354,40 @@ def typo(self, x):  # fails in eager mode too
     return x * x.shpe[0]
 
 
+_STEP_LOG = logging.getLogger("fxguide.property")
+SCALE_OF_STEP = 2.0  # a global the module_global step reads; mutate(how=4) changes it, check() puts it back
+_FLAG = "FXGUIDE_PROPERTY_FLAG"  # an environment variable environ_read reads; mutate(how=4) sets it
+
+
+def printed(self, x):  # replayed: the graph prints the size of each call's input
+    print("rows:", x.shape[0])
+    return x * 2
+
+
+def logged(self, x):  # replayed
+    _STEP_LOG.warning("columns: %s", x.shape[-1])
+    return x + 1
+
+
+def warned(self, x):  # replayed
+    warnings.warn(f"fxguide-step: {x.dim()} dimensions")
+    return x - 1
+
+
+def file_opened(self, x):  # refused
+    with open(os.devnull) as null:
+        null.read()
+    return x
+
+
+def environ_read(self, x):  # guarded: how=4 sets the variable between calls
+    return x * 2 if os.environ.get(_FLAG) == "1" else x
+
+
+def module_global(self, x):  # guarded: how=4 changes the global between calls
+    return x * SCALE_OF_STEP
+
+
 #: The steps asking each question of the list (the input structure is asked by every model: see forward).
 STEPS = {
     "truth": [value_branch], "comparison": [shape_equals, shape_at_least], "min-max-sorted": [min_of_sizes, sorted_sizes],
@@ -367,6 +406,8 @@ STEPS = {
     "call-override": [call_override], "manual-seed": [reseeded], "default-dtype": [default_dtype],
     "example-inputs": [input_in_place], "traced-object": [traced_object], "compile-hints": [compile_hint],
     "in-place-operator": [augmented], "inference-mode": [inference_region], "train-eval": [training_branch],
+    "output": [printed, logged, warned], "files": [file_opened], "environ": [environ_read],
+    "module-globals": [module_global],
 }
 STEPS["hasattr"].append(has_keys)
 REFUSED = [step for q in questions.QUESTIONS if q.answer == "refused" for step in STEPS[q.name]]
@@ -451,11 +492,40 @@ def mutate(model: Generated, how: int) -> None:
             model.scale.neg_()
         elif how == 3:  # a mode change after tracing: the graph must raise, or follow it
             model.eval()
+        elif how == 4:  # what forward reads outside torch changes after tracing
+            global SCALE_OF_STEP
+            SCALE_OF_STEP = -SCALE_OF_STEP
+            os.environ[_FLAG] = "1"
+
+
+def _outside_reset() -> None:
+    """Put back what mutate(how=4) changes outside the model."""
+    global SCALE_OF_STEP
+    SCALE_OF_STEP = 2.0
+    os.environ.pop(_FLAG, None)
+
+
+class _Records(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+#: What the last run() printed, logged and warned (the steps' own warnings): a call must do what eager does.
+OUTSIDE: list[tuple[str, list[str], list[str]]] = []
 
 
 def run(fn, x, more, grad, default=torch.float32):
+    text, records = io.StringIO(), _Records()
+    _STEP_LOG.addHandler(records)
+    _STEP_LOG.propagate = False
     try:
-        with torch.set_grad_enabled(grad):
+        with torch.set_grad_enabled(grad), contextlib.redirect_stdout(text), \
+                warnings.catch_warnings(record=True) as warned:
+            warnings.simplefilter("always")
             torch.set_default_dtype(default)
             try:
                 out = fn(x, *more)
@@ -466,6 +536,10 @@ def run(fn, x, more, grad, default=torch.float32):
         raise
     except Exception as error:  # eager and traced must fail alike
         return error
+    finally:
+        _STEP_LOG.removeHandler(records)
+        OUTSIDE.append((text.getvalue(), records.messages,
+                        [str(w.message) for w in warned if str(w.message).startswith("fxguide-step")]))
     assert left == grad, f"the call left grad mode {left}, the caller's was {grad}"
     return out
 
@@ -494,6 +568,14 @@ def default_of(spec) -> torch.dtype:
 
 def check(steps, calls, expect_refusals=True) -> str:
     """The rule for one model and its calls; returns the outcome, raises AssertionError when it is broken."""
+    _outside_reset()
+    try:
+        return _check(steps, calls, expect_refusals)
+    finally:
+        _outside_reset()
+
+
+def _check(steps, calls, expect_refusals=True) -> str:
     eager = build(steps)
     traced_model = copy.deepcopy(eager)
     x0, more0, grad0 = make(calls[0][0])
@@ -529,6 +611,7 @@ def check(steps, calls, expect_refusals=True) -> str:
         except GuardError:
             assert number, "the graph refused the very input it was traced with"
             return "guard_errors"  # a refused call may have updated state halfway: stop comparing
+        assert OUTSIDE[-1] == OUTSIDE[-2], f"printed, logged, warned: graph {OUTSIDE[-1]}, eager {OUTSIDE[-2]}"
         if isinstance(expected, Exception):
             assert type(got) is type(expected), (expected, got)
             return "failed"
@@ -581,7 +664,8 @@ CALLS = [((2, 3, 1.0, torch.float32, False, False, True, 0), 0),
          ((1, 1, 1.0, torch.float32, False, False, True, 0), 0),
          ((4, 4, 1.0, torch.float32, False, False, True, 0), 0),
          ((2, 3, 1.0, torch.float32, False, False, True, 0, torch.float64), 0),  # another default dtype
-         ((2, 3, 1.0, torch.float32, False, False, True, 0), 3)]  # the model switched to eval mode
+         ((2, 3, 1.0, torch.float32, False, False, True, 0), 3),  # the model switched to eval mode
+         ((2, 3, 1.0, torch.float32, False, False, True, 0), 4)]  # a global and an environment variable changed
 
 
 def _each_call(steps, expect_refusals=True):

@@ -57,17 +57,27 @@ rather than tracing its code again). Tracing a guarded graph again
 (``symbolic_trace``, ``make_fx``, non-strict ``torch.export``) would answer
 each check once, so it raises :class:`UnguardableError`.
 
+What ``forward`` does outside torch is done again by the graph: its
+``print`` calls, ``logging`` calls (logger methods and the root logger's),
+``warnings.warn`` and writes to ``sys.stdout``/``sys.stderr`` become nodes
+making the same call on every call (:mod:`fxguide.tracing.concrete._replay`);
+a file it opens is refused. What it reads outside torch is checked by
+``guard_state`` on every call: the plain values (numbers, strings, dtypes,
+tuples of them) of the module globals its ``forward`` methods name, and the
+``os.environ`` variables it reads.
+
 Not guarded: identity (``v is w``, which Python answers without asking the
 value), ``type(v)`` in modules other than those defining the model's
 ``forward`` methods, functions imported by name (``from torch import
-is_grad_enabled, manual_seed, zeros``) rather than called through their
-module, the stand-in's own attributes read directly (``x.node``), a global
-changed after tracing (the graph holds what it read), state the diff does not
-reach (more than four levels deep or past 10,000 objects, the globals of other
-modules, the inside of C objects such as an ``lru_cache``, another thread's
-changes), a warning ``forward`` issues (the graph does not issue it), and a
-cache that ``forward`` fills once (traced, since a second call changes nothing;
-tracing leaves it empty, and the graph's calls do not fill it).
+is_grad_enabled, manual_seed, zeros``; ``from os import environ``;
+``from warnings import warn``) rather than called through their module, the
+stand-in's own attributes read directly (``x.node``), a global read by a
+helper function that ``forward`` calls, or one holding a mutable object,
+state the diff does not reach (more than four levels deep or past 10,000
+objects, the globals of other modules, the inside of C objects such as an
+``lru_cache``, another thread's changes), and a cache that ``forward`` fills
+once (traced, since a second call changes nothing; tracing leaves it empty,
+and the graph's calls do not fill it).
 
 The package: ``_records`` (decisions, guards, the errors), ``_frames`` (whose
 code is asking), ``_proxy`` (the proxies' conversions to Python values),

@@ -11,12 +11,14 @@ module hooks (which the graph's own modules would run too) differ from when it w
 
 from __future__ import annotations
 
+import os
+import sys
 import weakref
 from typing import Any
 
 from torch import nn
 
-from fxguide._state import hooks_registered
+from fxguide._state import hooks_registered, same_value
 from fxguide.tracing.concrete._records import Decision, GuardError, _refuse_retrace
 
 _ADVICE = ('Trace again after the change (concrete_trace(..., on_mismatch="retrace") does so by itself), or '
@@ -28,6 +30,9 @@ def _hooks(module: nn.Module) -> tuple[tuple[int, ...], ...]:
                  ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks"))
 
 
+_UNSET = object()
+
+
 class StateGuard(nn.Module):
     """Checks, before the graph runs, the training flags and hooks it was traced with (see the module docstring).
 
@@ -36,11 +41,15 @@ class StateGuard(nn.Module):
     graph does not keep (those no longer share the model's modules).
     """
 
-    def __init__(self, training: bool | None, inlined: list[tuple[str, nn.Module]], where: tuple[str, int]) -> None:
+    def __init__(self, training: bool | None, inlined: list[tuple[str, nn.Module]], where: tuple[str, int],
+                 globals_read: list[tuple[str, str, Any]] | None = None,
+                 environ_read: dict[str, str | None] | None = None) -> None:
         super().__init__()
         self.traced_training = training
         self.watched = [(path, weakref.ref(m), m.training, _hooks(m)) for path, m in inlined]
         self.where = where
+        self.globals_read = list(globals_read or [])  # (module name, global name, value when traced)
+        self.environ_read = dict(environ_read or {})  # variable -> its value when traced (None: unset)
 
     _is_impure = True  # read by torch.fx.Node.is_impure: dead-code elimination keeps the check
 
@@ -68,6 +77,17 @@ class StateGuard(nn.Module):
             if _hooks(module) != hooks:
                 raise self._error(f"the hooks of {path} (a hook added or removed)", f"{sum(map(len, hooks))} hooks",
                                   f"{sum(map(len, _hooks(module)))} hooks")
+        for module_name, name, value in getattr(self, "globals_read", ()):
+            namespace = vars(sys.modules[module_name]) if module_name in sys.modules else {}
+            now = namespace.get(name, _UNSET)
+            if not same_value(value, now):
+                raise self._error(f"the global {name} of {module_name} (read by forward; the graph holds its "
+                                  f"value)", repr(value), "unset" if now is _UNSET else repr(now))
+        for variable, value in getattr(self, "environ_read", {}).items():
+            now = os.environ.get(variable)
+            if now != value:
+                raise self._error(f"os.environ[{variable!r}] (read by forward; the graph holds what it read)",
+                                  repr(value), repr(now))
         registered = hooks_registered()
         if registered:
             raise self._error(f"torch's global module hooks ({', '.join(registered)})", "none registered",

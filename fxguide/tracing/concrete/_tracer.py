@@ -5,12 +5,14 @@ from __future__ import annotations
 import builtins
 import functools
 import inspect
+import logging
 import operator
 import os
 import re
 import sys
 import types
-from collections.abc import Callable, Iterator, Mapping
+import warnings
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from typing import Any
 
 import torch
@@ -21,6 +23,7 @@ from torch.fx.proxy import Attribute
 from torch.utils import _pytree as pytree
 
 from fxguide._state import same_value
+from fxguide.tracing.concrete import _replay
 from fxguide.tracing.concrete._effects import Effects
 from fxguide.tracing.concrete._frames import _TORCH_DIR, _inside_try, _is_user_frame, _user_location
 from fxguide.tracing.concrete._objects import ObjectTemplate, Step, Unrebuildable, rebuild_object, template_of, \
@@ -60,6 +63,95 @@ def _names_used(function: Any) -> set[str]:
         names.update(code.co_names)
         stack.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
     return names
+
+
+def forwards_of(root: Any) -> list[Any]:
+    """The traced function, or the ``forward`` methods of every class of the model's modules."""
+    return [root] if not isinstance(root, nn.Module) else [
+        vars(cls)["forward"] for module in root.modules() for cls in type(module).__mro__
+        if "forward" in vars(cls)]
+
+
+_TRACE_CODE = fx.Tracer.trace.__code__
+
+_PLAIN = (bool, int, float, complex, str, bytes, type(None), torch.dtype, torch.device)
+
+
+def globals_read(root: Any, codes: Mapping[types.CodeType, str | None] | None = None) -> list[tuple[str, str, Any]]:
+    """The module globals holding plain values (numbers, strings, dtypes, tuples of them) that the model's
+    code names: the graph holds the values they had, so ``guard_state`` checks them on every call.
+
+    The code read is that of the ``forward`` methods (or the traced function), of the model's functions
+    that were running when a node was recorded (``codes``: code object -> module name), and of the
+    functions of the model's modules those name, three calls deep. torch's own modules are left out.
+    """
+    pending: list[tuple[types.CodeType, str, int]] = []
+    for function in forwards_of(root):
+        module = getattr(function, "__module__", None)
+        if getattr(function, "__code__", None) is not None and module:
+            pending.append((function.__code__, module, 0))
+    pending += [(code, module, 0) for code, module in (codes or {}).items() if module]
+    found: dict[tuple[str, str], Any] = {}
+    done: set[types.CodeType] = set()
+    while pending:
+        code, module, depth = pending.pop()
+        namespace = vars(sys.modules[module]) if module in sys.modules else None
+        if code in done or namespace is None or module.startswith("torch"):
+            continue
+        done.add(code)
+        stack = [code]
+        while stack:  # nested functions (comprehensions, closures) read the same globals
+            inner = stack.pop()
+            stack.extend(c for c in inner.co_consts if isinstance(c, types.CodeType))
+            for name in inner.co_names:
+                value = namespace.get(name, _MISSING)
+                if isinstance(value, _PLAIN) or (type(value) is tuple and all(isinstance(v, _PLAIN) for v in value)):
+                    found[(module, name)] = value
+                elif isinstance(value, types.FunctionType) and depth < 3 and value.__module__ \
+                        and not value.__module__.startswith("torch"):
+                    pending.append((value.__code__, value.__module__, depth + 1))
+    return [(module, name, value) for (module, name), value in found.items()]
+
+
+_MISSING = object()
+
+
+class _Environ(MutableMapping):  # type: ignore[type-arg]
+    """``os.environ`` while tracing: what the model's code reads is recorded (the graph holds it)."""
+
+    def __init__(self, environ: Any, reads: dict[str, str | None]) -> None:
+        self._environ, self._reads = environ, reads
+
+    def _record(self, key: Any) -> None:
+        if isinstance(key, str) and _is_user_frame(sys._getframe(2)):
+            self._reads.setdefault(key, self._environ.get(key))
+
+    def __getitem__(self, key: Any) -> Any:
+        self._record(key)
+        return self._environ[key]
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        self._record(key)
+        return self._environ.get(key, default)
+
+    def __contains__(self, key: Any) -> bool:
+        self._record(key)
+        return key in self._environ
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._environ[key] = value
+
+    def __delitem__(self, key: Any) -> None:
+        del self._environ[key]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._environ)
+
+    def __len__(self) -> int:
+        return len(self._environ)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._environ, name)
 
 
 def swap_grad_mode(mode: bool) -> bool:
@@ -135,12 +227,23 @@ class ConcreteTracer(fx.Tracer):
 
     _patched_getattr: Any = None
 
+    def _note_user_code(self, frame: Any) -> None:
+        """Remember the model's functions on the way to this node: the globals they name are checked later."""
+        seen = self.__dict__.setdefault("user_code", {})
+        for _ in range(64):
+            if frame is None or frame.f_code is _TRACE_CODE:  # what called the tracer is not the model
+                break
+            if frame.f_code not in seen and _is_user_frame(frame):
+                seen[frame.f_code] = frame.f_globals.get("__name__")
+            frame = frame.f_back
+
     def create_node(self, kind: str, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
                     name: str | None = None, type_expr: Any | None = None) -> fx.Node:
         if target is self._patched_getattr and target is not None:  # x.shape: FX calls `getattr`, ours while tracing
             target = _BUILTIN_GETATTR
         if kind == "call_function":
             target = self._originals.get(target, target)
+        self._note_user_code(sys._getframe(1))
         node = super().create_node(kind, target, args, kwargs, name, type_expr)
         if kind != "output" and target is not _pending_guard:
             if not self._evaluating:
@@ -497,6 +600,21 @@ _GLOBALS: tuple[tuple[Any, str, Any], ...] = (
 _HINTS = ("mark_static_address", "mark_dynamic", "mark_static", "maybe_mark_dynamic")
 
 
+class _Stream:
+    """``sys.stdout`` (or ``sys.stderr``) while tracing: the model's writes become graph nodes, others pass."""
+
+    def __init__(self, stream: Any, name: str, mine: Callable[[], bool], recorded: Callable[..., None]) -> None:
+        self._stream, self._name, self._mine, self._recorded = stream, name, mine, recorded
+
+    def write(self, text: Any) -> Any:
+        if self._mine():
+            return self._recorded(_replay.write, (self._name, text), {})
+        return self._stream.write(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 class _Interceptions:
     """What tracing patches while it runs, and puts back afterwards.
 
@@ -529,6 +647,13 @@ class _Interceptions:
         self.converted_attributes: list[tuple[nn.Module, str]] = []
 
     def __enter__(self) -> _Interceptions:
+        try:
+            return self._enter()
+        except BaseException:  # what was patched before the failure is put back
+            self.__exit__(None, None, None)
+            raise
+
+    def _enter(self) -> _Interceptions:
         if isinstance(self.root, nn.Module):
             for module in self.root.modules():
                 for name, value in list(vars(module).items()):
@@ -595,6 +720,8 @@ class _Interceptions:
         self._patch(torch.autograd.Function, "apply", classmethod(self._autograd_function(
             inspect.getattr_static(torch.autograd.Function, "apply"))))
         self._inject_type()
+        if "side-effects" not in _OFF:
+            self._side_effects()
         _CONCRETE_TRACES.append(self.tracer)
         for name in _FACTORIES:
             self._patch(torch, name, self._recorded(getattr(torch, name), "call_function"))
@@ -688,6 +815,61 @@ class _Interceptions:
 
         return guarded_apply
 
+    def _side_effects(self) -> None:
+        """The model's ``print``, ``logging`` calls, ``warnings.warn``, ``sys.stdout``/``sys.stderr`` writes
+        become nodes that do them again on every call (:mod:`._replay`); a file it opens is refused."""
+        tracer = self.tracer
+
+        def recorded(target: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+            tracer.create_proxy("call_function", target, args, kwargs)
+
+        def mine() -> bool:  # called by the model's code (two frames up: the caller of the patched function)
+            return not tracer._evaluating and _is_user_frame(sys._getframe(2))
+
+        original_print = builtins.print
+
+        def print_(*args: Any, **kwargs: Any) -> None:
+            if mine():
+                return recorded(_replay.print_, args, kwargs)
+            return original_print(*args, **kwargs)
+
+        self._patch(builtins, "print", print_)
+        for method in ("debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"):
+            self._patch(logging.Logger, method, self._logged(getattr(logging.Logger, method), method, mine, recorded))
+        original_warn = warnings.warn
+
+        def warn(message: Any, category: Any = None, stacklevel: int = 1, **kwargs: Any) -> None:
+            if mine():
+                return recorded(_replay.warn, (message, category, stacklevel), kwargs)
+            return original_warn(message, category, stacklevel + 1, **kwargs)
+
+        self._patch(warnings, "warn", warn)
+        for stream in ("stdout", "stderr"):
+            self._patch(sys, stream, _Stream(getattr(sys, stream), stream, mine, recorded))
+        original_open = builtins.open
+
+        def open_(*args: Any, **kwargs: Any) -> Any:
+            if mine():
+                self.tracer._refuse("a file opened in forward", "the graph would not open, read or write it "
+                                    "again on its calls; read the file before tracing and pass what it holds, "
+                                    "or write outside the traced code", "side-effects")
+            return original_open(*args, **kwargs)
+
+        self._patch(builtins, "open", open_)
+        tracer.environ_reads = {}  # os.environ variables the model's code read: guard_state checks them
+        self._patch(os, "environ", _Environ(os.environ, tracer.environ_reads))
+
+    @staticmethod
+    def _logged(original: Callable[..., Any], method: str, mine: Callable[[], bool],
+                recorded: Callable[..., None]) -> Callable[..., Any]:
+        def call(logger: logging.Logger, *args: Any, **kwargs: Any) -> Any:
+            if mine():
+                name = None if logger is logging.getLogger() else logger.name
+                return recorded(_replay.log, (name, method, *args), kwargs)
+            return original(logger, *args, **kwargs)
+
+        return call
+
     def _patch(self, owner: Any, name: str, replacement: Any) -> None:
         self.patched.append((owner, name, vars(owner).get(name, _INHERITED)))
         setattr(owner, name, replacement)
@@ -737,9 +919,7 @@ class _Interceptions:
 
     def _forwards(self) -> list[Any]:
         """The traced function, or the ``forward`` methods of every class of the model's modules."""
-        return [self.root] if not isinstance(self.root, nn.Module) else [
-            vars(cls)["forward"] for module in self.root.modules() for cls in type(module).__mro__
-            if "forward" in vars(cls)]
+        return forwards_of(self.root)
 
     def _inject_type(self) -> None:
         # `type` cannot be replaced in builtins (torch's own code and every metaclass use it), so

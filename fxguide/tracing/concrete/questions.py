@@ -95,6 +95,10 @@ GUARDS: dict[str, str] = {
     "hints": "a compile hint given a traced tensor marks the example's tensor; the graph needs no node",
     "inplace": "an augmented assignment on a traced tensor (x += y) is recorded as the in-place operator",
     "inference-mode": "refused: an inference_mode region opened inside forward",
+    "side-effects": "print, logging, warnings.warn and sys.stdout/sys.stderr writes in forward are graph nodes "
+                    "that make the same call on every call; a file opened in forward is refused",
+    "reads": "guard_state: the plain-valued module globals the model's code names, and the os.environ variables "
+             "it reads, re-read and compared on every call",
     "modes": "guard_state: the training flags and hooks of the modules whose code the graph holds, and torch's "
              "global module hooks, checked before every call; backward hooks on those modules refused",
 }
@@ -170,6 +174,18 @@ QUESTIONS: list[Question] = [
              "graph nodes; their truth is the decision"),
     Question("values", "``x.item()``, ``x.tolist()``, ``x.data_ptr()``", "guarded", "truth",
              "graph nodes; each use as a Python value is guarded"),
+    # -- what forward does and reads outside torch
+    Question("output", "``print(...)``, ``logger.warning(...)`` (any logger method, the root logger's "
+             "``logging.info(...)``), ``warnings.warn(...)``, ``sys.stdout.write(...)``", "guarded", "side-effects",
+             "a graph node makes the same call, traced values among its arguments, on every call"),
+    Question("files", "``open(path)`` in forward, to read or to write", "refused", "side-effects",
+             "the graph would not open the file again; read it before tracing and pass what it holds"),
+    Question("environ", "``os.environ.get(name)``, ``os.environ[name]``, ``os.getenv(name)``", "guarded", "reads",
+             "the value read is compared with the variable's on every call"),
+    Question("module-globals", "``x * SCALE`` (a global of the model's module holding a number, string, dtype "
+             "or tuple of them)", "guarded", "reads",
+             "compared with the global's value on every call; a global read by a function the model calls is "
+             "seen when that function records an operation or is named by the model's code"),
     # -- the model and the call
     Question("try-except", "an operation inside ``try: ... except E:``", "guarded", "raises",
              "whether it raises, and which exception type"),
