@@ -60,7 +60,7 @@ each check once, so it raises :class:`UnguardableError`.
 What ``forward`` does outside torch is done again by the graph: its
 ``print`` calls, ``logging`` calls (logger methods and the root logger's),
 ``warnings.warn`` and writes to ``sys.stdout``/``sys.stderr`` become nodes
-making the same call on every call (:mod:`fxguide.tracing.concrete._replay`);
+making the same call on every call (the functions of ``_replay``);
 a file it opens is refused. What it reads outside torch is checked by
 ``guard_state`` on every call: the plain values (numbers, strings, dtypes,
 tuples of them) of the module globals its ``forward`` methods name, and the
