@@ -388,6 +388,10 @@ def module_global(self, x):  # guarded: how=4 changes the global between calls
     return x * SCALE_OF_STEP
 
 
+def module_attribute(self, x):  # guarded: how=4 changes the model's attribute between calls
+    return x * self.factor
+
+
 #: The steps asking each question of the list (the input structure is asked by every model: see forward).
 STEPS = {
     "truth": [value_branch], "comparison": [shape_equals, shape_at_least], "min-max-sorted": [min_of_sizes, sorted_sizes],
@@ -407,7 +411,7 @@ STEPS = {
     "example-inputs": [input_in_place], "traced-object": [traced_object], "compile-hints": [compile_hint],
     "in-place-operator": [augmented], "inference-mode": [inference_region], "train-eval": [training_branch],
     "output": [printed, logged, warned], "files": [file_opened], "environ": [environ_read],
-    "module-globals": [module_global],
+    "module-globals": [module_global], "module-attributes": [module_attribute],
 }
 STEPS["hasattr"].append(has_keys)
 REFUSED = [step for q in questions.QUESTIONS if q.answer == "refused" for step in STEPS[q.name]]
@@ -432,6 +436,7 @@ class Generated(nn.Module):
         self.total = torch.zeros(())
         self.calls = 0
         self.grid = (0, 0)
+        self.factor = 2.0  # a plain attribute the module_attribute step reads; mutate(how=4) changes it
 
     @torch.no_grad()
     def halve(self, x):
@@ -496,6 +501,7 @@ def mutate(model: Generated, how: int) -> None:
             global SCALE_OF_STEP
             SCALE_OF_STEP = -SCALE_OF_STEP
             os.environ[_FLAG] = "1"
+            model.factor = -model.factor
 
 
 def _outside_reset() -> None:

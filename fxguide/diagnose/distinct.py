@@ -50,6 +50,11 @@ PHRASE_WORDS = 8
 """... or a phrase this long (words of two letters or more) with :data:`MIN_POINTS` - 1 points (``Expected positional
 argument for parameter {}, but one was not passed in!``)."""
 _PHRASE_WORD = re.compile(r"[A-Za-z]{2,}")
+WHOLE_WORDS = 6
+"""... or, for a whole message (a template with no wildcard, found as all of a pasted message under its own exception
+type, :func:`distinctive` with ``whole``), a sentence this long with :data:`MIN_POINTS` - 2 points: ``Calling eval()
+is not supported yet.`` (``eval`` is a builtin's name, so only ``Calling`` counts). Shorter or emptier sentences
+(``value must not be None``, ``Not yet implemented``) stay anyone's."""
 
 
 def _points(term: str) -> int:
@@ -59,9 +64,11 @@ def _points(term: str) -> int:
     return 3 if _IDENTIFIER.search(term) else 2 if _ACRONYM.fullmatch(term) else 1 if _WORD.fullmatch(term) else 0
 
 
-def distinctive(text: str) -> bool:
+def distinctive(text: str, whole: bool = False) -> bool:
     """Whether a template line's literal text tells its message from other code's: at least :data:`MIN_POINTS`
-    points (each term counted once), or one less in a phrase of :data:`PHRASE_WORDS` words.
+    points (each term counted once), or one less in a phrase of :data:`PHRASE_WORDS` words; or, ``whole`` (the line
+    is a whole message without wildcards, matched from its first character to its last under its exception type),
+    two less in a sentence of :data:`WHOLE_WORDS` words.
 
     >>> distinctive("symbolically traced variables cannot be used as inputs to control flow")
     True
@@ -71,11 +78,17 @@ def distinctive(text: str) -> bool:
     (False, False)
     >>> distinctive("int() argument must be a string, a bytes-like object or a real number, not {}")
     False
+    >>> sentence = "Calling eval() is not supported yet."
+    >>> distinctive(sentence), distinctive(sentence, whole=True)
+    (False, True)
+    >>> distinctive("value must not be None", whole=True), distinctive("Not yet implemented", whole=True)
+    (False, False)
     """
     literal = parts(text)
     points = sum(_points(term) for term in {term for part in literal for term in _TERM.findall(part)})
     phrase = len(_PHRASE_WORD.findall(" ".join(literal)))
-    return points >= MIN_POINTS or points == MIN_POINTS - 1 and phrase >= PHRASE_WORDS
+    return (points >= MIN_POINTS or points == MIN_POINTS - 1 and phrase >= PHRASE_WORDS
+            or whole and points >= MIN_POINTS - 2 and phrase >= WHOLE_WORDS)
 
 
 def whole_words(literal: tuple[str, ...]) -> set[str]:
@@ -90,4 +103,4 @@ def whole_words(literal: tuple[str, ...]) -> set[str]:
     return words
 
 
-__all__ = ["MIN_POINTS", "PHRASE_WORDS", "TOKEN", "distinctive", "whole_words"]
+__all__ = ["MIN_POINTS", "PHRASE_WORDS", "TOKEN", "WHOLE_WORDS", "distinctive", "whole_words"]

@@ -9,15 +9,28 @@ guide's causes stay :func:`fxguide.diagnose.lookup.lookup`'s.
 
 A template line is recognised only with enough distinctive literal text
 (:func:`fxguide.diagnose.distinct.distinctive`): ``{} is not supported`` or
-``Expected {} but got {}`` would claim errors of any code. A graph-break type is recognised on the line
-torch prints it on (``Unsupported: <type>``), however short. Matching is linear
-in the paste: each template line is indexed by its rarest whole word, and only
-the lines of the paste that hold that word are tried, by finding its literal
-parts in order.
+``Expected {} but got {}`` would claim errors of any code. Three kinds of line
+are recognised on what torch prints around them, however short:
+
+- a graph-break type, on the line torch prints it on (``Unsupported: <type>``);
+- a message raised as one of torch's own exception classes, on the line a
+  traceback prints it on, the class's module path in torch
+  (``torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:``): the
+  class is a term of the line, and the line needs words of its own. Without that
+  path (``UserError: ...``, another library's class of the same name) it is not;
+- a message without wildcards, found whole under its exception type
+  (``NotImplementedError: Calling eval() is not supported yet.``) with the lesser
+  score :func:`~fxguide.diagnose.distinct.distinctive` asks of a whole sentence.
+
+Matching is linear in the paste: each template line is indexed by its rarest
+whole word (a torch class's first line by the class, a whole message by its
+line), and only the lines of the paste that hold that word are tried, by
+finding its literal parts in order.
 """
 
 from __future__ import annotations
 
+import builtins
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -59,11 +72,52 @@ def _line(entry: Entry, template: str, text: str) -> _Line:
     return _Line(entry, template, literal, _weight(literal))
 
 
+_BUILTIN = frozenset(dir(builtins))  # Python's own exception classes, printed without a module path
+
+
+@dataclass(frozen=True)
+class _Index:
+    """The template lines of a release's inventory, as :func:`recognise` looks them up."""
+
+    words: dict[str, tuple[_Line, ...]]
+    """Each distinctive template line under its rarest whole word."""
+    exact: dict[str, tuple[_Line, ...]]
+    """Whole pasted lines: each graph-break type as torch prints it (``Unsupported: <type>``), each message without
+    wildcards under its exception type (``NotImplementedError: Calling eval() is not supported yet.``)."""
+    typed: dict[str, tuple[_Line, ...]]
+    """Under one of torch's exception classes, the first lines of its messages with that class in front
+    (``BackendCompilerFailed: backend={} raised:``): found only after the class's module path in torch."""
+    packages: frozenset[str]
+    """The packages the inventory was harvested from (``torch``): a class path in one of them is torch's."""
+    ids: frozenset[str]
+    """The entries some line of which is indexed: :func:`recognisable`."""
+
+
+def _typed_line(entry: Entry) -> str:
+    """The first line of ``entry``'s template as a traceback prints it after its exception class; empty for a
+    class of Python's own, a name that is no class's (``_onnx_unsupported(...)`` makes the exception raised), or a
+    line of no whole words of its own (``{}``, ``{}: {}``)."""
+    first = entry.template.split("\n")[0]
+    if (entry.graph_break or entry.exception in _BUILTIN or not entry.exception.lstrip("_")[:1].isupper()
+            or not whole_words(parts(first))):
+        return ""
+    return f"{entry.exception}: {first}"
+
+
+def _whole(entry: Entry) -> str:
+    """``entry``'s message as a traceback's last line prints it (its exception type, then the message), when the
+    template is one line with no wildcard; else empty."""
+    literal = parts(entry.template)
+    if entry.graph_break or "\n" in entry.template or len(literal) != 1 or not literal[0]:
+        return ""
+    return f"{entry.exception}: {literal[0]}"
+
+
 @cache
-def _index(release: str = "") -> tuple[dict[str, tuple[_Line, ...]], dict[str, tuple[_Line, ...]]]:
-    """Each distinctive template line under its rarest whole word; and each graph-break type under the line torch
-    prints it on (``Unsupported: <type>``)."""
-    lines = [(line, whole_words(line.parts)) for entry in entries(release) if not entry.python
+def _index(release: str = "") -> _Index:
+    """The inventory of ``release``'s template lines, indexed (:class:`_Index`); Python's own messages left out."""
+    found = [entry for entry in entries(release) if not entry.python]
+    lines = [(line, whole_words(line.parts)) for entry in found
              for template in entry.templates for text in template.split("\n") if distinctive(text)
              for line in (_line(entry, template, text),)]
     frequency = Counter(word for _, words in lines for word in words)
@@ -72,23 +126,37 @@ def _index(release: str = "") -> tuple[dict[str, tuple[_Line, ...]], dict[str, t
         if words:
             index.setdefault(min(words, key=lambda word: (frequency[word], -len(word), word)), []).append(line)
     exact: dict[str, list[_Line]] = {}
-    for entry in entries(release):
+    typed: dict[str, list[_Line]] = {}
+    for entry in found:
         if entry.graph_break and "\n" not in entry.template and len(parts(entry.template)) == 1 and entry.template:
             exact.setdefault(f"Unsupported: {parts(entry.template)[0]}", []).append(
                 _line(entry, entry.template, entry.template))
-    return ({word: tuple(found) for word, found in index.items()},
-            {line: tuple(found) for line, found in exact.items()})
+        if (whole := _whole(entry)) and not distinctive(entry.template) and distinctive(entry.template, whole=True):
+            exact.setdefault(" ".join(whole.split()), []).append(_line(entry, entry.template, entry.template))
+        if (shown := _typed_line(entry)) and distinctive(shown):
+            typed.setdefault(entry.exception, []).append(_line(entry, entry.template, shown))
+    packages = frozenset(place.file.split("/")[0] for entry in found for place in entry.where)
+    ids = frozenset(line.entry.id for table in (index, exact, typed) for found_lines in table.values()
+                    for line in found_lines)
+    return _Index({word: tuple(lines) for word, lines in index.items()},
+                  {line: tuple(lines) for line, lines in exact.items()},
+                  {kind: tuple(lines) for kind, lines in typed.items()}, packages, ids)
+
+
+@cache
+def _torch_class(packages: frozenset[str]) -> re.Pattern[str]:
+    """An exception class printed with its module path in ``packages``, then its message (a traceback's last line,
+    ``torch._dynamo.exc.BackendCompilerFailed: ...``, also after a log's or pytest's prefix): the class's name."""
+    names = "|".join(sorted(map(re.escape, packages)))
+    return re.compile(rf"(?<![\w.])(?:{names})(?:\.[A-Za-z_]\w*)*\.([A-Za-z_]\w*): ")
 
 
 def recognisable(entry: Entry) -> bool:
-    """Whether the lookup can recognise ``entry``: a graph-break type (by the line torch prints it on), or a message
-    with a template line distinctive enough (:func:`fxguide.diagnose.distinct.distinctive`) and a whole word to index it by, that Python's standard library
-    does not raise in the same words."""
-    if entry.python:
-        return False
-    exact = _index()[1].get(f"Unsupported: {parts(entry.template)[0]}", ())
-    return any(line.entry.id == entry.id for line in exact) or any(
-        distinctive(line) and whole_words(parts(line)) for template in entry.templates for line in template.split("\n"))
+    """Whether the lookup can recognise ``entry``: a graph-break type (by the line torch prints it on), a message
+    with a template line distinctive enough (:func:`fxguide.diagnose.distinct.distinctive`) and a whole word to
+    index it by, a message of one of torch's exception classes by its first line after the class, or a message
+    without wildcards found whole; never one Python's standard library raises in the same words."""
+    return entry.id in _index().ids
 
 
 def _wordy(char: str) -> bool:
@@ -135,6 +203,18 @@ def _unmatched(template: str, text: str) -> int:
     return sum(_weight(literal) for literal in lines if not _found(text, literal))
 
 
+def _typed(line: str, classes: set[str], typed: dict[str, tuple[_Line, ...]]) -> list[_Line]:
+    """The first lines of ``typed`` that ``line`` begins with, its class one of ``classes`` (those the paste prints
+    with a module path in torch)."""
+    head, colon, rest = line.partition(": ")
+    kind = head.rpartition(".")[2]
+    if not colon or kind not in classes:
+        return []
+    shown = f"{kind}: {rest}"
+    return [candidate for candidate in typed[kind]
+            if shown.startswith(candidate.parts[0]) and _found(shown, candidate.parts)]
+
+
 _RANKED = 10  # the best entries by weight matched, ranked again by the weight of their templates not in the paste
 
 
@@ -152,13 +232,15 @@ def recognise(text: str, limit: int = 3) -> tuple[Recognition, ...]:
     """
     string("recognise", "text", text)
     int_at_least("recognise", "limit", limit)
-    index, exact = _index()
+    index = _index()
+    classes = set(_torch_class(index.packages).findall(text)) & index.typed.keys() if index.typed else set()
     matched: dict[str, dict[tuple[str, tuple[str, ...]], int]] = {}
     first: dict[str, tuple[int, _Line, str]] = {}
     for order, line in enumerate(message_lines(text)):
         line = " ".join(line.split())
-        candidates = [*exact.get(line, ()), *(candidate for word in set(TOKEN.findall(line))
-                                              for candidate in index.get(word, ()) if _found(line, candidate.parts))]
+        candidates = [*index.exact.get(line, ()), *_typed(line, classes, index.typed),
+                      *(candidate for word in set(TOKEN.findall(line))
+                        for candidate in index.words.get(word, ()) if _found(line, candidate.parts))]
         for candidate in candidates:
             matched.setdefault(candidate.entry.id, {})[(candidate.template, candidate.parts)] = candidate.weight
             first.setdefault(candidate.entry.id, (order, candidate, line))

@@ -36,7 +36,7 @@ def failing_backend(gm, example_inputs):
     raise RuntimeError("this backend cannot compile the graph")
 
 
-@repro("BackendCompilerFailed", tool="torch.compile(backend=...)", entry="", missed="470578330a",
+@repro("BackendCompilerFailed", tool="torch.compile(backend=...)", entry="470578330a",
        cause="The backend (Inductor, or any compiler given as backend=) raised while compiling Dynamo's graph.")
 def backend_fails():
     torch._dynamo.reset()

@@ -58,7 +58,7 @@ def train_exported_fixed():
     return module(X), Small()(X)
 
 
-@repro("Calling eval() is not supported yet", tool="ep.module().eval()", entry="", missed="8d801c2e22",
+@repro("Calling eval() is not supported yet", tool="ep.module().eval()", entry="8d801c2e22",
        cause="The same as for train(): an exported module keeps the mode it was exported in.")
 def eval_exported():
     exported().module().eval()
@@ -252,8 +252,7 @@ class TimesTwoInTorch(nn.Module):
         return x * 2
 
 
-@repro("ConstraintViolationError: 2 not in range [3, int_oo]", tool="torch.export.export", entry="",
-       missed="8679bbc29d",
+@repro("ConstraintViolationError: 2 not in range [3, int_oo]", tool="torch.export.export", entry="8679bbc29d",
        cause="The example input's size is outside the range its Dim declares.")
 def example_outside_dim():
     torch.export.export(Small(), (X,), dynamic_shapes=({0: Dim("batch", min=3)},))

@@ -82,7 +82,7 @@ class Holder(nn.Module):
         return self.layers[0](x)
 
 
-@repro("Module is not installed as a submodule", tool="symbolic_trace", entry="", missed="03b7dffb12",
+@repro("Module is not installed as a submodule", tool="symbolic_trace", entry="03b7dffb12",
        cause="A module kept in a plain list is not a submodule, so the tracer cannot name it.")
 class PlainListOfModules(Holder):
     pass

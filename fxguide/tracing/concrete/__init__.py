@@ -63,8 +63,9 @@ What ``forward`` does outside torch is done again by the graph: its
 making the same call on every call (the functions of ``_replay``);
 a file it opens is refused. What it reads outside torch is checked by
 ``guard_state`` on every call: the plain values (numbers, strings, dtypes,
-tuples of them) of the module globals its ``forward`` methods name, and the
-``os.environ`` variables it reads.
+tuples of them) of the module globals and of the attributes of the traced
+modules that the model's code names, and the ``os.environ`` variables it
+reads.
 
 Not guarded: identity (``v is w``, which Python answers without asking the
 value), ``type(v)`` in modules other than those defining the model's

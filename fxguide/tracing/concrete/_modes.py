@@ -43,10 +43,13 @@ class StateGuard(nn.Module):
 
     def __init__(self, training: bool | None, inlined: list[tuple[str, nn.Module]], where: tuple[str, int],
                  globals_read: list[tuple[str, str, Any]] | None = None,
-                 environ_read: dict[str, str | None] | None = None) -> None:
+                 environ_read: dict[str, str | None] | None = None,
+                 attributes_read: dict[str, dict[str, Any]] | None = None) -> None:
         super().__init__()
         self.traced_training = training
         self.watched = [(path, weakref.ref(m), m.training, _hooks(m)) for path, m in inlined]
+        # path -> {name: value}: the plain Python attributes of those modules that their code names
+        self.attributes_read = dict(attributes_read or {})
         self.where = where
         self.globals_read = list(globals_read or [])  # (module name, global name, value when traced)
         self.environ_read = dict(environ_read or {})  # variable -> its value when traced (None: unset)
@@ -77,6 +80,11 @@ class StateGuard(nn.Module):
             if _hooks(module) != hooks:
                 raise self._error(f"the hooks of {path} (a hook added or removed)", f"{sum(map(len, hooks))} hooks",
                                   f"{sum(map(len, _hooks(module)))} hooks")
+            for name, value in getattr(self, "attributes_read", {}).get(path, {}).items():
+                now = vars(module).get(name, _UNSET)
+                if not same_value(value, now):
+                    raise self._error(f"the attribute {path}.{name} (read by forward; the graph holds its value)",
+                                      repr(value), "deleted" if now is _UNSET else repr(now))
         for module_name, name, value in getattr(self, "globals_read", ()):
             namespace = vars(sys.modules[module_name]) if module_name in sys.modules else {}
             now = namespace.get(name, _UNSET)

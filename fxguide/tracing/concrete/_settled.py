@@ -15,6 +15,7 @@ A counter, a history, a deletion or a value that differs on the second call is r
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -61,10 +62,23 @@ def unsettled(root: Any, before: Before, changes: list[Change], effects: Effects
         return changes or [Change("the model's attributes (a second call in eager mode fails)", "python")]
     finally:
         generators.restore()
-    moved = [what for what in again.changes() if not bookkeeping(what)]
+    moved = [what for what in again.changes() if not bookkeeping(what) and not _buffer_rebound(root, what)]
     if not moved:
         return []
     return changes or [Change(f"{what} (a second call changes it again)", "python") for what in moved]
+
+
+def _buffer_rebound(root: Any, what: str) -> bool:
+    """``self.count = self.count * 2`` on a registered buffer: eager mode rebinds it, the graph updates it in
+    place on every call (a ``copy_`` node), so the second call's rebinding is replayed, not left behind."""
+    found = re.fullmatch(r"self((?:\.\w+)*)\.(\w+) rebound", what)
+    if found is None or not isinstance(root, torch.nn.Module):
+        return False
+    try:
+        module = root.get_submodule(found.group(1).lstrip("."))
+    except AttributeError:
+        return False
+    return found.group(2) in module._buffers
 
 
 def _concretize(contents: dict[Any, Any] | list[Any] | set[Any], peek: Callable[[Any], Any]) -> None:

@@ -116,6 +116,28 @@ def globals_read(root: Any, codes: Mapping[types.CodeType, str | None] | None = 
 _MISSING = object()
 
 
+def attributes_read(modules: list[tuple[str, nn.Module]], root: Any, codes: Mapping[types.CodeType, Any],
+                    written: set[str]) -> dict[str, dict[str, Any]]:
+    """The plain-valued Python attributes (numbers, strings, dtypes, tuples of them) of ``modules`` that the
+    model's code names, by module path: the graph holds the values they had. ``written``: names a node of
+    the graph sets on every call (``self.grid = (n, 2)``), which change with the input and are not read."""
+    names: set[str] = set()
+    for code in [*(getattr(f, "__code__", None) for f in forwards_of(root)), *codes]:
+        stack = [code] if code is not None else []
+        while stack:
+            inner = stack.pop()
+            names.update(inner.co_names)
+            stack.extend(c for c in inner.co_consts if isinstance(c, types.CodeType))
+    found: dict[str, dict[str, Any]] = {}
+    for path, module in modules:
+        plain = {name: value for name, value in vars(module).items()
+                 if name in names and name not in written and not name.startswith("_") and name != "training"
+                 and (isinstance(value, _PLAIN) or (type(value) is tuple and all(isinstance(v, _PLAIN) for v in value)))}
+        if plain:
+            found[path] = plain
+    return found
+
+
 class _Environ(MutableMapping):  # type: ignore[type-arg]
     """``os.environ`` while tracing: what the model's code reads is recorded (the graph holds it)."""
 

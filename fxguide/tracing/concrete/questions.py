@@ -97,8 +97,8 @@ GUARDS: dict[str, str] = {
     "inference-mode": "refused: an inference_mode region opened inside forward",
     "side-effects": "print, logging, warnings.warn and sys.stdout/sys.stderr writes in forward are graph nodes "
                     "that make the same call on every call; a file opened in forward is refused",
-    "reads": "guard_state: the plain-valued module globals the model's code names, and the os.environ variables "
-             "it reads, re-read and compared on every call",
+    "reads": "guard_state: the plain-valued module globals and module attributes the model's code names, and the "
+             "os.environ variables it reads, re-read and compared on every call",
     "modes": "guard_state: the training flags and hooks of the modules whose code the graph holds, and torch's "
              "global module hooks, checked before every call; backward hooks on those modules refused",
 }
@@ -186,6 +186,9 @@ QUESTIONS: list[Question] = [
              "or tuple of them)", "guarded", "reads",
              "compared with the global's value on every call; a global read by a function the model calls is "
              "seen when that function records an operation or is named by the model's code"),
+    Question("module-attributes", "``x * self.factor`` (a plain attribute of a module whose code the graph holds: "
+             "a number, string, dtype or tuple of them)", "guarded", "reads",
+             "compared with the module's attribute on every call, through the traced model's modules"),
     # -- the model and the call
     Question("try-except", "an operation inside ``try: ... except E:``", "guarded", "raises",
              "whether it raises, and which exception type"),
