@@ -180,6 +180,16 @@ def test_the_lookup_s_atlas_index_is_the_one_the_recorded_pages_give():
         "after re-recording the atlas pages")
 
 
+def test_the_concrete_tracer_never_differs_silently_on_any_atlas_row():
+    """Its promise, held over the whole atlas (the recorded pages): every row either runs as eager mode does
+    (output, print, log, warning, state, input) or raises, while tracing or on the second input."""
+    from fxsite import atlas as site_atlas
+    cells = [(row["title"], row["tools"]["concrete_trace"]["outcome"]) for row in site_atlas.index()["rows"]
+             if "concrete_trace" in row["tools"]]
+    silent = [(title, outcome) for title, outcome in cells if outcome.startswith("DIFFERS")]
+    assert len(cells) >= 120 and not silent, silent
+
+
 def _raised(rows):
     """(row, tool, pasted message) for every cell whose outcome quotes an error message."""
     for row in rows:
