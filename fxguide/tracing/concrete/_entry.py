@@ -203,8 +203,6 @@ def _trace(root: nn.Module | Callable[..., Any], args: tuple[Any, ...], kwargs: 
                 node.args = (node.args[0],)
             gm.add_submodule(decision.guard_name, guard)
             node.op, node.target = "call_module", decision.guard_name
-    gm.graph.lint()
-    gm.recompile()
     code = getattr(root.forward if isinstance(root, nn.Module) else root, "__code__", None)
     where = (code.co_filename, code.co_firstlineno) if code else ("<unknown>", 0)
     install_input_guard(gm, bound.signature, dict(bound.arguments), where, plan.inputs)
@@ -220,6 +218,8 @@ def _trace(root: nn.Module | Callable[..., Any], args: tuple[Any, ...], kwargs: 
         state.train(gm.training)
         install_check(gm, "guard_state", state)
         insert_check(gm, "guard_state", ())
+    gm.graph.lint()
+    gm.recompile()  # the checks of a call are in the graph now
     gm._tracer_cls = None  # unpickling re-traces the code with a plain Tracer (ours needs the example inputs)
     _TRACED_FROM[gm] = root
     return gm

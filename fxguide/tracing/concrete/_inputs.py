@@ -321,7 +321,8 @@ def install(gm: fx.GraphModule, signature: inspect.Signature, traced: dict[str, 
 
 
 def insert_check(gm: fx.GraphModule, name: str, args: tuple[Any, ...]) -> None:
-    """Put a call of the check ``name`` (a submodule of ``gm``) right after the placeholders, and recompile."""
+    """Put a call of the check ``name`` (a submodule of ``gm``) right after the placeholders (the caller
+    recompiles ``gm``, once for all its checks)."""
     anchor = None  # after the placeholders and the checks already there: the inputs are checked first
     for node in gm.graph.nodes:
         if node.op != "placeholder" and not (node.op == "call_module" and node.target in _CALL_GUARDS):
@@ -329,8 +330,6 @@ def insert_check(gm: fx.GraphModule, name: str, args: tuple[Any, ...]) -> None:
         anchor = node
     with (gm.graph.inserting_after(anchor) if anchor is not None else gm.graph.inserting_before()):
         gm.graph.call_module(name, args)
-    gm.graph.lint()
-    gm.recompile()
 
 
 def install_check(gm: fx.GraphModule, name: str, guard: nn.Module) -> None:
