@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import copy
 import io
+import os
 import re
+import sys
 import timeit
 
 import pytest
@@ -905,3 +907,61 @@ def test_hasattr_of_an_attribute_of_the_type_adds_no_node():
     """``hasattr(x, "shape")`` holds for every tensor: the type guard answers it, the graph does not ask."""
     gm = concrete_trace(lambda x: x * 2 if hasattr(x, "shape") else x, (torch.ones(2),))
     assert not [n for n in gm.graph.nodes if n.target is hasattr]
+
+
+# -- what forward reads outside the graph: module attributes, globals, the environment ---------------------
+
+FACTOR_OF_TEST = 2.0
+
+
+class ReadsOutside(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.depth = 2
+
+    @property
+    def factor(self) -> float:  # read through a property: the graph holds its value
+        return self.depth * FACTOR_OF_TEST
+
+    def forward(self, x):
+        flag = os.environ.get("FXGUIDE_TEST_READS") == "1"
+        return x * self.factor + (1 if flag else 0)
+
+
+@pytest.mark.parametrize("change", ["attribute", "global", "environment"])
+def test_a_value_forward_read_outside_the_graph_changed_after_tracing_raises(change, monkeypatch):
+    """The graph holds what forward read of the model's attributes (a property's included), of its module's
+    globals and of os.environ; after any of them changes, a call raises instead of answering as traced."""
+    model = ReadsOutside()
+    monkeypatch.delenv("FXGUIDE_TEST_READS", raising=False)
+    gm = concrete_trace(model, (torch.ones(2),))
+    torch.testing.assert_close(gm(torch.ones(2)), model(torch.ones(2)))
+    if change == "attribute":
+        model.depth = 3
+    elif change == "global":
+        monkeypatch.setattr(sys.modules[__name__], "FACTOR_OF_TEST", 5.0)
+    else:
+        monkeypatch.setenv("FXGUIDE_TEST_READS", "1")
+    with pytest.raises(GuardError, match="guard_state: (the attribute self.depth|the global FACTOR_OF_TEST|"
+                                         "os.environ\\['FXGUIDE_TEST_READS'\\])"):
+        gm(torch.ones(2))
+
+
+def test_print_log_and_warn_in_forward_happen_on_every_call_of_the_graph(capsys, caplog):
+    import logging
+    import warnings
+
+    class Chatty(nn.Module):
+        def forward(self, x):
+            print("rows", x.shape[0])
+            logging.getLogger("fxguide.test").warning("sum %s", x.sum())
+            warnings.warn("chatty forward")
+            return x + 1
+
+    gm = concrete_trace(Chatty(), (torch.ones(2),))
+    capsys.readouterr()
+    caplog.clear()
+    with pytest.warns(UserWarning, match="chatty forward"):
+        gm(torch.zeros(2))
+    assert capsys.readouterr().out == "rows 2\n"
+    assert [r.getMessage() for r in caplog.records if r.name == "fxguide.test"] == ["sum tensor(0.)"]

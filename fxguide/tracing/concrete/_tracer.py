@@ -93,6 +93,7 @@ def globals_read(root: Any, codes: Mapping[types.CodeType, str | None] | None = 
     pending += [(code, module, 0) for code, module in (codes or {}).items() if module]
     found: dict[tuple[str, str], Any] = {}
     done: set[types.CodeType] = set()
+    members = class_functions([type(m) for m in root.modules()] if isinstance(root, nn.Module) else [])
     while pending:
         code, module, depth = pending.pop()
         namespace = vars(sys.modules[module]) if module in sys.modules else None
@@ -110,10 +111,25 @@ def globals_read(root: Any, codes: Mapping[types.CodeType, str | None] | None = 
                 elif isinstance(value, types.FunctionType) and depth < 3 and value.__module__ \
                         and not value.__module__.startswith("torch"):
                     pending.append((value.__code__, value.__module__, depth + 1))
+                if depth < 3:  # a property or method of the model's classes that the code names
+                    pending.extend((f.__code__, f.__module__, depth + 1) for f in members.get(name, ()))
     return [(module, name, value) for (module, name), value in found.items()]
 
 
 _MISSING = object()
+
+
+def class_functions(classes: list[type]) -> dict[str, list[types.FunctionType]]:
+    """The methods and property getters the model's classes define (torch's own left out), by name."""
+    found: dict[str, list[types.FunctionType]] = {}
+    for klass in {k for cls in set(classes) for k in cls.__mro__}:
+        if klass.__module__.startswith(("torch", "builtins")):
+            continue
+        for name, attribute in vars(klass).items():
+            function = attribute.fget if isinstance(attribute, property) else attribute
+            if isinstance(function, types.FunctionType) and function.__module__:
+                found.setdefault(name, []).append(function)
+    return found
 
 
 def attributes_read(modules: list[tuple[str, nn.Module]], root: Any, codes: Mapping[types.CodeType, Any],
@@ -122,12 +138,18 @@ def attributes_read(modules: list[tuple[str, nn.Module]], root: Any, codes: Mapp
     model's code names, by module path: the graph holds the values they had. ``written``: names a node of
     the graph sets on every call (``self.grid = (n, 2)``), which change with the input and are not read."""
     names: set[str] = set()
-    for code in [*(getattr(f, "__code__", None) for f in forwards_of(root)), *codes]:
-        stack = [code] if code is not None else []
-        while stack:
-            inner = stack.pop()
-            names.update(inner.co_names)
-            stack.extend(c for c in inner.co_consts if isinstance(c, types.CodeType))
+    members = class_functions([type(module) for _, module in modules])
+    stack = [code for code in [*(getattr(f, "__code__", None) for f in forwards_of(root)), *codes] if code]
+    done: set[types.CodeType] = set()
+    while stack:
+        inner = stack.pop()
+        if inner in done:
+            continue
+        done.add(inner)
+        names.update(inner.co_names)
+        stack.extend(c for c in inner.co_consts if isinstance(c, types.CodeType))
+        for name in inner.co_names:  # a property or method of the model's classes reads attributes too
+            stack.extend(function.__code__ for function in members.get(name, ()))
     found: dict[str, dict[str, Any]] = {}
     for path, module in modules:
         plain = {name: value for name, value in vars(module).items()
