@@ -965,3 +965,16 @@ def test_print_log_and_warn_in_forward_happen_on_every_call_of_the_graph(capsys,
         gm(torch.zeros(2))
     assert capsys.readouterr().out == "rows 2\n"
     assert [r.getMessage() for r in caplog.records if r.name == "fxguide.test"] == ["sum tensor(0.)"]
+
+
+def test_a_function_imported_by_name_into_the_model_s_module_is_intercepted_like_its_module_s():
+    """``from torch import is_grad_enabled`` binds the function itself: while tracing, that name in the
+    model's module answers as ``torch.is_grad_enabled`` does (a guarded question), and is put back after."""
+    namespace: dict = {"torch": torch}
+    exec("from torch import is_grad_enabled\n"
+         "def forward(x):\n"
+         "    return x * 2 if is_grad_enabled() else x\n", namespace)
+    gm = concrete_trace(namespace["forward"], (torch.ones(2),))
+    assert namespace["is_grad_enabled"] is torch.is_grad_enabled
+    with torch.no_grad(), pytest.raises(GuardError, match="guard_0: the branch .* was True when traced"):
+        gm(torch.ones(2))

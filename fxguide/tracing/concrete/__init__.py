@@ -70,9 +70,9 @@ reads.
 Not guarded: identity (``v is w``, which Python answers without asking the
 value), ``type(v)`` in modules other than those defining the model's
 ``forward`` methods, functions imported by name (``from torch import
-is_grad_enabled, manual_seed, zeros``; ``from os import environ``;
-``from warnings import warn``) rather than called through their module, the
-stand-in's own attributes read directly (``x.node``), a global read by a
+is_grad_enabled, zeros``, ``from os import environ``, ``from warnings import
+warn``) into modules other than those (there, the name is re-pointed while
+tracing, as ``torch.is_grad_enabled`` is), the stand-in's own attributes read directly (``x.node``), a global read by a
 helper function that ``forward`` calls, or one holding a mutable object,
 state the diff does not reach (more than four levels deep or past 10,000
 objects, the globals of other modules, the inside of C objects such as an

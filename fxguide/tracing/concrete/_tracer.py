@@ -687,6 +687,7 @@ class _Interceptions:
         self.tracer, self.root = tracer, root
         self.patched: list[tuple[Any, str, Any]] = []
         self.injected: list[tuple[dict[str, Any], str]] = []  # `type` put in the model's module globals
+        self.rebound: list[tuple[dict[str, Any], str, Any]] = []  # names imported from patched owners, re-pointed
         self.converted: set[tuple[int, str]] = set()  # plain tensor attributes made buffers for the trace
         self.converted_attributes: list[tuple[nn.Module, str]] = []
 
@@ -786,7 +787,26 @@ class _Interceptions:
                 for name in _HINTS:
                     if owner is not None and callable(vars(owner).get(name)):
                         self._patch(owner, name, self._hint(vars(owner)[name]))
+        self._rebind_imported_names()
         return self
+
+    def _rebind_imported_names(self) -> None:
+        """``from torch import is_grad_enabled, zeros`` (``from warnings import warn``, ``from os import
+        environ``) binds the function itself in the model's module: that name gets the replacement too, in
+        the modules defining the model's ``forward`` methods (put back afterwards)."""
+        replaced = {id(original): getattr(owner, name) for owner, name, original in self.patched
+                    if original is not _INHERITED}
+        for function in self._forwards():
+            namespace = getattr(function, "__globals__", None)
+            code = getattr(function, "__code__", None)
+            if namespace is None or code is None or code.co_filename.startswith(_TORCH_DIR) \
+                    or any(namespace is n for n, _, _ in self.rebound):
+                continue
+            for name, value in list(namespace.items()):
+                replacement = replaced.get(id(value))
+                if replacement is not None and replacement is not value and not name.startswith("__"):
+                    self.rebound.append((namespace, name, value))
+                    namespace[name] = replacement
 
     def __exit__(self, *exc: Any) -> None:
         if self.tracer in _CONCRETE_TRACES:
@@ -797,6 +817,9 @@ class _Interceptions:
                 module.__dict__[name] = module._buffers.pop(name)
         for namespace, name in self.injected:
             del namespace[name]
+        for namespace, name, value in reversed(self.rebound):
+            namespace[name] = value
+        self.rebound.clear()
         for owner, name, original in reversed(self.patched):
             if original is _INHERITED:
                 delattr(owner, name)  # it was inherited: remove the patch, do not pin a copy
