@@ -24,7 +24,7 @@ from fxguide.tracing.concrete._records import (Decision, Guard, GuardError, Rais
                                                _check_example, _pending_guard)
 from fxguide.tracing.concrete._settled import unsettled
 from fxguide.tracing.concrete._tracer import (ConcreteTracer, _Interceptions, attributes_read, globals_read,
-                                              set_attribute)
+                                              model_code, set_attribute)
 from fxguide.tracing.concrete.questions import _OFF
 
 _UNKNOWN = object()
@@ -209,12 +209,12 @@ def _trace(root: nn.Module | Callable[..., Any], args: tuple[Any, ...], kwargs: 
     if "modes" not in _OFF:  # the training flags and hooks of what the graph inlined, checked on every call
         paths = {id(m): "self" + (f".{n}" if n else "") for n, m in tracer.root.named_modules()}
         inlined = [(paths.get(key, type(m).__name__), m) for key, m in tracer.inlined.items()]
-        reads, codes = "reads" not in _OFF, getattr(tracer, "user_code", {})
+        reads = "reads" not in _OFF
+        code = model_code(root, getattr(tracer, "user_code", {})) if reads else {}
         written = {node.args[1] for node in gm.graph.nodes if node.target is set_attribute and len(node.args) > 1}
         state = StateGuard(root.training if isinstance(root, nn.Module) else None, inlined, where,
-                           globals_read(root, codes) if reads else [],
-                           getattr(tracer, "environ_reads", {}) if reads else {},
-                           attributes_read(inlined, root, codes, written) if reads else {})
+                           globals_read(code), getattr(tracer, "environ_reads", {}) if reads else {},
+                           attributes_read(inlined, code, written))
         state.train(gm.training)
         install_check(gm, "guard_state", state)
         insert_check(gm, "guard_state", ())

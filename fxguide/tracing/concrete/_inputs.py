@@ -17,7 +17,6 @@ import torch
 import torch.fx as fx
 import torch.fx._pytree as fx_pytree
 from torch import nn
-
 from torch.fx.graph import _PyTreeCodeGen
 from torch.utils import _pytree as pytree
 
@@ -95,6 +94,8 @@ class InputGuard(nn.Module):
         leading = list(signature.parameters.values())[:len(traced)]
         simple = [p.name for p in leading if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         self._positional = tuple(self.traced.values()) if simple == list(self.traced) else None
+        self.leaves: list[tuple[str, Any]] = []  # each placeholder: its label and traced structure (install sets)
+        self.skip_self = 0  # 1 when the flattened inputs start with the module itself (a module's pytree code)
 
     def _error(self, path: str, traced: str, new: str) -> GuardError:
         filename, lineno = self.where
@@ -124,7 +125,7 @@ class InputGuard(nn.Module):
         flat, real = pytree.tree_flatten(_as_spec_type(given, spec))
         if real != spec:
             args, kwargs = (tuple(given[0]), dict(given[1])) if isinstance(given, tuple) else (tuple(given), {})
-            self.check_bound(args[getattr(self, "skip_self", 0):], kwargs)  # names the input that differs
+            self.check_bound(args[self.skip_self:], kwargs)  # names the input that differs
             filename, lineno = self.where
             raise GuardError(Decision(-1, "input", str(spec), filename, lineno, "structure"), str(real))
         return flat
@@ -192,7 +193,7 @@ class CheckedPyTreeCodeGen(_PyTreeCodeGen):
         return code.replace("fx_pytree.tree_flatten_spec(", "self.guard_inputs.flatten(")
 
     def process_inputs(self, *inputs: Any) -> Any:
-        if getattr(self.guard, "skip_self", 0):  # the spec holds the module as its first leaf; a run passes none
+        if self.guard.skip_self:  # the spec holds the module as its first leaf; a run passes none
             return self.guard.flatten([_NOT_PASSED, *inputs], self.pytree_info.in_spec)[1:]
         return self.guard.flatten(list(inputs), self.pytree_info.in_spec)
 

@@ -77,46 +77,9 @@ _TRACE_CODE = fx.Tracer.trace.__code__
 _PLAIN = (bool, int, float, complex, str, bytes, type(None), torch.dtype, torch.device)
 
 
-def globals_read(root: Any, codes: Mapping[types.CodeType, str | None] | None = None) -> list[tuple[str, str, Any]]:
-    """The module globals holding plain values (numbers, strings, dtypes, tuples of them) that the model's
-    code names: the graph holds the values they had, so ``guard_state`` checks them on every call.
-
-    The code read is that of the ``forward`` methods (or the traced function), of the model's functions
-    that were running when a node was recorded (``codes``: code object -> module name), and of the
-    functions of the model's modules those name, three calls deep. torch's own modules are left out.
-    """
-    pending: list[tuple[types.CodeType, str, int]] = []
-    for function in forwards_of(root):
-        module = getattr(function, "__module__", None)
-        if getattr(function, "__code__", None) is not None and module:
-            pending.append((function.__code__, module, 0))
-    pending += [(code, module, 0) for code, module in (codes or {}).items() if module]
-    found: dict[tuple[str, str], Any] = {}
-    done: set[types.CodeType] = set()
-    members = class_functions([type(m) for m in root.modules()] if isinstance(root, nn.Module) else [])
-    while pending:
-        code, module, depth = pending.pop()
-        namespace = vars(sys.modules[module]) if module in sys.modules else None
-        if code in done or namespace is None or module.startswith("torch"):
-            continue
-        done.add(code)
-        stack = [code]
-        while stack:  # nested functions (comprehensions, closures) read the same globals
-            inner = stack.pop()
-            stack.extend(c for c in inner.co_consts if isinstance(c, types.CodeType))
-            for name in inner.co_names:
-                value = namespace.get(name, _MISSING)
-                if isinstance(value, _PLAIN) or (type(value) is tuple and all(isinstance(v, _PLAIN) for v in value)):
-                    found[(module, name)] = value
-                elif isinstance(value, types.FunctionType) and depth < 3 and value.__module__ \
-                        and not value.__module__.startswith("torch"):
-                    pending.append((value.__code__, value.__module__, depth + 1))
-                if depth < 3:  # a property or method of the model's classes that the code names
-                    pending.extend((f.__code__, f.__module__, depth + 1) for f in members.get(name, ()))
-    return [(module, name, value) for (module, name), value in found.items()]
-
-
-_MISSING = object()
+def _plain(value: Any) -> bool:
+    """A value a graph holds as a constant: a number, string, dtype, device, or a tuple of them."""
+    return isinstance(value, _PLAIN) or (type(value) is tuple and all(isinstance(v, _PLAIN) for v in value))
 
 
 def class_functions(classes: list[type]) -> dict[str, list[types.FunctionType]]:
@@ -127,34 +90,65 @@ def class_functions(classes: list[type]) -> dict[str, list[types.FunctionType]]:
             continue
         for name, attribute in vars(klass).items():
             function = attribute.fget if isinstance(attribute, property) else attribute
-            if isinstance(function, types.FunctionType) and function.__module__:
+            if isinstance(function, types.FunctionType):
                 found.setdefault(name, []).append(function)
     return found
 
 
-def attributes_read(modules: list[tuple[str, nn.Module]], root: Any, codes: Mapping[types.CodeType, Any],
-                    written: set[str]) -> dict[str, dict[str, Any]]:
-    """The plain-valued Python attributes (numbers, strings, dtypes, tuples of them) of ``modules`` that the
-    model's code names, by module path: the graph holds the values they had. ``written``: names a node of
-    the graph sets on every call (``self.grid = (n, 2)``), which change with the input and are not read."""
-    names: set[str] = set()
-    members = class_functions([type(module) for _, module in modules])
-    stack = [code for code in [*(getattr(f, "__code__", None) for f in forwards_of(root)), *codes] if code]
-    done: set[types.CodeType] = set()
-    while stack:
-        inner = stack.pop()
-        if inner in done:
+def model_code(root: Any, running: Mapping[types.CodeType, dict[str, Any]]) -> dict[types.CodeType, dict[str, Any]]:
+    """The code the model runs, each with the globals it reads from (torch's own left out).
+
+    That is the ``forward`` methods (or the traced function), the functions that were running when a node
+    was recorded (``running``), their nested functions, and, three calls deep, the functions of their
+    module and the methods and property getters of the model's classes that they name.
+    """
+    members = class_functions([type(m) for m in root.modules()] if isinstance(root, nn.Module) else [])
+    pending = [(f.__code__, f.__globals__, 0) for f in forwards_of(root) if isinstance(f, types.FunctionType)]
+    pending += [(code, namespace, 0) for code, namespace in running.items()]
+    found: dict[types.CodeType, dict[str, Any]] = {}
+    while pending:
+        code, namespace, depth = pending.pop()
+        if code in found or str(namespace.get("__name__", "")).startswith("torch"):
             continue
-        done.add(inner)
-        names.update(inner.co_names)
-        stack.extend(c for c in inner.co_consts if isinstance(c, types.CodeType))
-        for name in inner.co_names:  # a property or method of the model's classes reads attributes too
-            stack.extend(function.__code__ for function in members.get(name, ()))
+        found[code] = namespace
+        pending.extend((c, namespace, depth) for c in code.co_consts if isinstance(c, types.CodeType))
+        if depth < 3:
+            for name in code.co_names:
+                value = namespace.get(name)
+                called = [value] if isinstance(value, types.FunctionType) else []
+                pending.extend((f.__code__, f.__globals__, depth + 1) for f in [*called, *members.get(name, ())])
+    return found
+
+
+def globals_read(code: Mapping[types.CodeType, dict[str, Any]]) -> list[tuple[str, str, Any]]:
+    """The module globals holding plain values that ``code`` (:func:`model_code`) names, as (module, name, value):
+    the graph holds the values they had. A namespace that is not an imported module's is left out."""
+    found: dict[tuple[str, str], Any] = {}
+    for inner, namespace in code.items():
+        module = namespace.get("__name__")
+        if not isinstance(module, str) or vars(sys.modules.get(module, types)) is not namespace:
+            continue
+        for name in inner.co_names:
+            value = namespace.get(name, _MISSING)
+            if value is not _MISSING and _plain(value):
+                found[(module, name)] = value
+    return [(module, name, value) for (module, name), value in found.items()]
+
+
+_MISSING = object()
+
+
+def attributes_read(modules: list[tuple[str, nn.Module]], code: Mapping[types.CodeType, Any],
+                    written: set[str]) -> dict[str, dict[str, Any]]:
+    """The plain-valued Python attributes of ``modules`` that ``code`` (:func:`model_code`) names, by module path:
+    the graph holds the values they had. ``written``: names a node of the graph sets on every call
+    (``self.grid = (n, 2)``), which change with the input and are not read."""
+    names = {name for inner in code for name in inner.co_names}
     found: dict[str, dict[str, Any]] = {}
     for path, module in modules:
         plain = {name: value for name, value in vars(module).items()
                  if name in names and name not in written and not name.startswith("_") and name != "training"
-                 and (isinstance(value, _PLAIN) or (type(value) is tuple and all(isinstance(v, _PLAIN) for v in value)))}
+                 and _plain(value)}
         if plain:
             found[path] = plain
     return found
@@ -278,7 +272,7 @@ class ConcreteTracer(fx.Tracer):
             if frame is None or frame.f_code is _TRACE_CODE:  # what called the tracer is not the model
                 break
             if frame.f_code not in seen and _is_user_frame(frame):
-                seen[frame.f_code] = frame.f_globals.get("__name__")
+                seen[frame.f_code] = frame.f_globals
             frame = frame.f_back
 
     def create_node(self, kind: str, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
