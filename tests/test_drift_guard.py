@@ -27,7 +27,7 @@ import torch.fx as fx
 from fxsite.drift import compat, side_env, snapshots
 from fxsite.drift.build import build_docs
 from fxsite.drift.compare import (CHANGED, MISSING_LIBRARY, NEWLY_HANGS, NEWLY_RAISING, NO_LONGER_RAISING, NO_LONGER_SHOWN,
-                                   NOT_RECORDED, SAME, compare)
+                                   NOT_RECORDED, ROUNDING, SAME, compare)
 from fxsite.drift.extract import ROOT, Snippet, gallery_snippets, page_snippets
 from fxsite.drift.normalize import normalize
 from fxsite.drift.report import REFERENCE_TORCH, write_report
@@ -384,14 +384,14 @@ def test_each_built_page_shows_the_line_its_drift_reports_give(built_site):
 
 def test_the_committed_reports_are_well_formed():
     statuses = {SAME, CHANGED, NEWLY_RAISING, NEWLY_HANGS, NO_LONGER_RAISING, NOT_RECORDED, NO_LONGER_SHOWN,
-                MISSING_LIBRARY}
+                MISSING_LIBRARY, ROUNDING}
     for folder in sorted((ROOT / "drift").glob("torch-*")):
         report = compat.read_report(folder / "report.json")  # a corrupt one fails here, named by its path
         assert folder.name == f"torch-{side_env.check_version(report['torch'])}"
         counts: dict[str, int] = {}
         for entry in report["snippets"]:
             assert entry["status"] in statuses, entry
-            assert bool(entry["diff"]) == (entry["status"] in {CHANGED, NEWLY_RAISING}) or entry["status"] in {
+            assert bool(entry["diff"]) == (entry["status"] in {CHANGED, NEWLY_RAISING, ROUNDING}) or entry["status"] in {
                 NO_LONGER_RAISING}, entry
             if entry["status"] == MISSING_LIBRARY:
                 assert any(f"needs {lib}, " in entry["message"] for lib in report["unavailable"]), entry
