@@ -186,7 +186,7 @@ class Guard(nn.Module):
         self._convert = _CONVERT[decision.kind]
 
     def forward(self, value: Any) -> None:
-        _refuse_retrace(self.decision.guard_name, _asked(self.decision))
+        _refuse_retrace(self.decision.guard_name, self.decision)
         new = self._convert(value)
         if not _same(self.decision.kind, new, self._expected):
             raise GuardError(self.decision, new)
@@ -216,7 +216,7 @@ class RaisesGuard(Guard):
         self._op, self._target = op, (target,)  # a tuple: a module target is not registered twice
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
-        _refuse_retrace(self.decision.guard_name, _asked(self.decision))
+        _refuse_retrace(self.decision.guard_name, self.decision)
         target = self._target[0]
         try:
             if self._op == "call_method":
@@ -233,30 +233,33 @@ class RaisesGuard(Guard):
 
 
 
+_CONCRETE_TRACES: list[Any] = []  # the concrete tracers running now (is_fx_tracing() is True for them)
+_READ_FX_TRACING = getattr(fx._symbolic_trace, "_get_is_fx_tracing", None)
+
+
 def _fx_tracing() -> bool:
     """Whether an FX tracer (``symbolic_trace``, ``make_fx``, non-strict export) is running, read without
     ``is_fx_tracing()``'s one-time warning (torch 2.14 keeps the flag in ``_get_is_fx_tracing``)."""
-    read = getattr(fx._symbolic_trace, "_get_is_fx_tracing", None)
-    return bool(read()) if read is not None else bool(getattr(fx._symbolic_trace, "_is_fx_tracing_flag", False))
+    if _READ_FX_TRACING is not None:
+        return bool(_READ_FX_TRACING())
+    return bool(getattr(fx._symbolic_trace, "_is_fx_tracing_flag", False))
 
 
-def _asked(decision: Decision) -> str:
-    return f"the {decision.kind} at {decision.where} (`{decision.code}`)"
-
-
-def _refuse_retrace(name: str, what: str) -> None:
+def _refuse_retrace(name: str, what: Decision | str) -> None:
     """Refuse to be traced again: a tracer answers a check's question once and keeps no check of it.
 
     ``torch.fx.symbolic_trace(gm)`` or ``make_fx(gm)`` on a graph with guards would run each check on the
     value tracing sees (``torch.is_grad_enabled()`` at tracing time, or a stand-in) and leave a graph that
     checks nothing. A concrete trace of code that calls a guarded graph guards its questions again.
-    ``name`` is the check's node, ``what`` what it checks, in words.
+    ``name`` is the check's node, ``what`` what it checks (a decision, or words). Every call of a guarded
+    graph passes here: the flag is read first, the rest only while a tracer runs.
     """
-    from fxguide.tracing.concrete._tracer import _CONCRETE_TRACES  # the tracer imports this module
-
-    if _fx_tracing() and not _CONCRETE_TRACES:
+    if not _fx_tracing():
+        return
+    if not _CONCRETE_TRACES:
+        asked = what if isinstance(what, str) else f"the {what.kind} at {what.where} (`{what.code}`)"
         raise UnguardableError(
-            f"{name} checks {what} on every call; tracing the guarded graph again would answer it once and "
+            f"{name} checks {asked} on every call; tracing the guarded graph again would answer it once and "
             "drop the check. Edit the graph in place (gm.graph, then gm.recompile()) or a copy.deepcopy(gm), "
             "or trace the original model again (concrete_trace keeps the guards)")
 

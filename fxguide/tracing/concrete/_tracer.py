@@ -29,8 +29,8 @@ from fxguide.tracing.concrete._frames import _TORCH_DIR, _inside_try, _is_user_f
 from fxguide.tracing.concrete._objects import ObjectTemplate, Step, Unrebuildable, rebuild_object, template_of, \
     traced_paths
 from fxguide.tracing.concrete._proxy import ConcreteAttribute, ConcreteProxy, _has_proxy
-from fxguide.tracing.concrete._records import (Decision, Kind, UnguardableError, _check_example, _holds_tensor,
-                                               _pending_guard)
+from fxguide.tracing.concrete._records import (_CONCRETE_TRACES, Decision, Kind, UnguardableError, _check_example,
+                                               _holds_tensor, _pending_guard)
 from fxguide.tracing.concrete.questions import _OFF
 
 _IS_INFERENCE_MODE = torch.is_inference_mode_enabled  # bound now: tracing patches torch's for the model's code
@@ -614,7 +614,6 @@ def eager_is_fx_tracing() -> bool:
 
 _ORIGINAL_IS_FX_TRACING = fx._symbolic_trace.is_fx_tracing
 _GET_DEFAULT_DTYPE = torch.get_default_dtype
-_CONCRETE_TRACES: list[Any] = []  # the tracers running now (is_fx_tracing() is True for them)
 
 #: Global settings and tracing predicates the model's code may ask: (owner, name, the function
 #: the graph calls to ask again, or None for the same function).
