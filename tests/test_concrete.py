@@ -978,3 +978,33 @@ def test_a_function_imported_by_name_into_the_model_s_module_is_intercepted_like
     assert namespace["is_grad_enabled"] is torch.is_grad_enabled
     with torch.no_grad(), pytest.raises(GuardError, match="guard_0: the branch .* was True when traced"):
         gm(torch.ones(2))
+
+
+def test_another_thread_printing_and_logging_while_a_trace_runs_is_left_alone(caplog):
+    """The patches that replay print and logging are the process's: a docs build logs from other threads
+    while a gallery script traces. Only the tracing thread's calls become nodes; the others just happen."""
+    import logging
+    import threading
+
+    asked, answered, seen = threading.Event(), threading.Event(), []
+
+    def other_thread():
+        asked.wait(30)
+        logging.getLogger("fxguide.other").warning("from another thread")
+        seen.append(os.environ.get("FXGUIDE_OTHER_THREAD"))
+        answered.set()
+
+    class WaitsForTheOtherThread(nn.Module):
+        def forward(self, x):
+            asked.set()
+            answered.wait(30)
+            return x + 1
+
+    helper = threading.Thread(target=other_thread)
+    helper.start()
+    with caplog.at_level(logging.WARNING, logger="fxguide.other"):
+        gm = concrete_trace(WaitsForTheOtherThread(), (torch.ones(2),))
+    helper.join()
+    assert [r.getMessage() for r in caplog.records if r.name == "fxguide.other"] == ["from another thread"]
+    assert not [n for n in gm.graph.nodes if "_replay" in getattr(n.target, "__module__", "")]
+    assert gm.guard_state.environ_read == {}

@@ -10,6 +10,7 @@ import operator
 import os
 import re
 import sys
+import threading
 import types
 import warnings
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
@@ -157,11 +158,11 @@ def attributes_read(modules: list[tuple[str, nn.Module]], code: Mapping[types.Co
 class _Environ(MutableMapping):  # type: ignore[type-arg]
     """``os.environ`` while tracing: what the model's code reads is recorded (the graph holds it)."""
 
-    def __init__(self, environ: Any, reads: dict[str, str | None]) -> None:
-        self._environ, self._reads = environ, reads
+    def __init__(self, environ: Any, reads: dict[str, str | None], thread: int) -> None:
+        self._environ, self._reads, self._thread = environ, reads, thread
 
     def _record(self, key: Any) -> None:
-        if isinstance(key, str) and _is_user_frame(sys._getframe(2)):
+        if isinstance(key, str) and threading.get_ident() == self._thread and _is_user_frame(sys._getframe(2)):
             self._reads.setdefault(key, self._environ.get(key))
 
     def __getitem__(self, key: Any) -> Any:
@@ -883,8 +884,14 @@ class _Interceptions:
         def recorded(target: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
             tracer.create_proxy("call_function", target, args, kwargs)
 
-        def mine() -> bool:  # called by the model's code (two frames up: the caller of the patched function)
-            return not tracer._evaluating and _is_user_frame(sys._getframe(2))
+        thread = threading.get_ident()
+
+        def mine() -> bool:
+            # Called by the model's code (two frames up: the caller of the patched function), in the thread
+            # that traces: the patches are the process's, and another thread (a docs build's executor, say)
+            # logs and prints through them meanwhile.
+            return threading.get_ident() == thread and not tracer._evaluating \
+                and getattr(tracer, "graph", None) is not None and _is_user_frame(sys._getframe(2))
 
         original_print = builtins.print
 
@@ -917,7 +924,7 @@ class _Interceptions:
 
         self._patch(builtins, "open", open_)
         tracer.environ_reads = {}  # os.environ variables the model's code read: guard_state checks them
-        self._patch(os, "environ", _Environ(os.environ, tracer.environ_reads))
+        self._patch(os, "environ", _Environ(os.environ, tracer.environ_reads, thread))
 
     @staticmethod
     def _logged(original: Callable[..., Any], method: str, mine: Callable[[], bool],
