@@ -38,14 +38,17 @@ DOCS_GROUP = "docs-build"
 
 
 def _start_rank(item: pytest.Item) -> int:
-    """When a test starts: the docs build's group, then the wheel's, then other long tests, then the rest."""
+    """When a test starts: the docs build's group, then the wheel's, then other long tests, then the long
+    tests that read the build (each on any worker, once the build is done), then the rest."""
+    if item.get_closest_marker("spread"):
+        return 3
     if "built_site" in item.fixturenames:
         return 0
     if "once_per_run" in item.fixturenames:  # the wheel: its first test builds and installs it (about 45 s)
         return 1
     if item.get_closest_marker("slow") or item.get_closest_marker("long"):
         return 2
-    return 3
+    return 4
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -56,6 +59,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     (throwaway-site builds, the survey sample, the wheel and its gallery runs)
     start first, the wheel's right after the docs group so that it is built and
     installed while the other worker builds the docs; the many short tests fill in.
+    A test marked ``spread`` reads the build but is long on its own (a notebook run in a
+    fresh environment): it is a unit of its own, for whichever worker is free after the
+    long tests, by when the build is done (a worker that reaches one earlier waits on the
+    build's lock).
     """
     for item in items:
         if _start_rank(item) == 0:
@@ -79,6 +86,8 @@ GROUPS_ENV = "FXGUIDE_TEST_GROUPS"
 def pytest_configure(config: pytest.Config) -> None:
     # Registered here rather than in pyproject.toml: an edit there makes `make` reinstall the environment.
     config.addinivalue_line("markers", "long: runs tens of seconds without building a site (started early under xdist)")
+    config.addinivalue_line("markers", "spread: reads the docs build, runs tens of seconds: any worker, after the "
+                                       "long tests (not the docs build's group)")
     if hasattr(config, "workerinput") or config.getoption("dist", "no") != "loadgroup":
         return
     folder = tempfile.mkdtemp(prefix="fxguide-test-groups-")

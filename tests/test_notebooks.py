@@ -6,10 +6,15 @@ and the Jupyter kernel to run it. Nothing is downloaded: the installed distribut
 those of the reference environment, linked one by one into a folder the new environment
 reads (the closure of the cell's requirements, from their metadata), so a notebook that
 imports a library its install cell does not ask for fails here as it would for a reader.
+
+Each notebook runs once per test run, under other CPU kernels and another thread count than the
+docs build's (:func:`reader_cpu`): ``tests/test_cpu_independence.py`` compares what a page's
+notebook shows there with the page's recording, so one execution checks both.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shutil
@@ -26,6 +31,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from fxsite import ROOT
+from fxsite.drift import cpu
 from fxsite.drift.report import REFERENCE_TORCH
 from fxsite.sphinx.running import INSTALL_MARKER
 
@@ -83,7 +89,8 @@ def closure(requirements: list[str]) -> dict[str, metadata.Distribution]:
 
 
 def _link_distributions(dists: dict[str, metadata.Distribution], folder: Path, bin_folder: Path) -> None:
-    folder.mkdir()
+    """Link each of ``dists``'s files and folders into ``folder`` (the new environment's site-packages, where a
+    reader's pip puts them: a traceback or a frame's file names them as it would for a reader)."""
     purelib = Path(sysconfig.get_paths()["purelib"])
     for dist in dists.values():
         for script in (Path(str(f)) for f in dist.files or [] if str(f).startswith("../../../bin/")):
@@ -110,8 +117,7 @@ def _environment(extras: set[str], others: list[str], wheel: Path, folder: Path)
     requirements = list(PYPROJECT["dependencies"]) + others + ["ipykernel", "nbclient"]  # a reader's Jupyter
     for extra in extras:
         requirements += PYPROJECT["optional-dependencies"][extra]
-    _link_distributions(closure(requirements), folder / "allowed", python.parent)
-    (site / "allowed.pth").write_text(str(folder / "allowed") + "\n")
+    _link_distributions(closure(requirements), site, python.parent)
     subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
                     "--no-index", str(wheel)], check=True, capture_output=True)
     return python
@@ -125,6 +131,83 @@ def wheel(once_per_run) -> Path:
     return built
 
 
+@functools.cache
+def reader_cpu() -> cpu.Setting:
+    """The CPU setting the notebooks run under: other kernels and another thread count than the docs build's."""
+    return cpu.other_setting()
+
+
+def run_downloaded(name: str, site: Path, wheel: Path, once_per_run) -> Path:
+    """Run the notebook a reader downloads for page or example ``name``, once per test run.
+
+    It runs as a reader runs it (a fresh environment, an empty folder, an empty Inductor cache)
+    under :func:`reader_cpu`: the tests of this file check that it runs, and
+    ``tests/test_cpu_independence.py`` that a page's notebook shows what the page shows. Returns the
+    folder holding ``executed.ipynb`` (without its install cell) and ``result.json`` (exit status, stderr).
+    """
+    path = _downloaded(site / "html", name)
+    notebook = json.loads(path.read_text())
+    extras, torch, others = install_request(notebook)
+    assert torch == TORCH, f"{path.name} pins torch {torch}, the reference is {TORCH}"
+    env_name = "-".join(sorted(extras) + [o.split("==")[0] for o in others]) or "base"
+    python = once_per_run(f"notebook-env-{env_name}", lambda folder: _environment(extras, others, wheel, folder)) \
+        / "env" / "bin" / "python"
+    inductor_cache = once_per_run("notebook-inductor-cache", lambda folder: None)  # kept apart: other kernels
+
+    def run(home: Path) -> None:
+        # Where the reader runs it: an empty folder; a page that reads the repository's data has its
+        # install cell clone the repository and change into its docs/ folder: here, a copy of that data.
+        install = "".join(notebook["cells"][0]["source"])
+        folder = re.search(r"%cd fxguide-repository/(\S+)", install)
+        work = home / (folder[1] if folder else "docs")
+        work.mkdir(parents=True)
+        if "git clone" in install:
+            shutil.copytree(ROOT / "drift", home / "drift")
+            shutil.copy(ROOT / "constraints.txt", home / "constraints.txt")
+            for data in (ROOT / folder[1]).iterdir():  # the data committed beside the page (not pages themselves)
+                if data.is_file() and data.suffix not in (".md", ".ipynb", ".py"):
+                    shutil.copy(data, work / data.name)
+        notebook["cells"] = notebook["cells"][1:]  # the install cell: its environment is made above
+        for cell in notebook["cells"]:
+            cell.pop("outputs", None) if cell["cell_type"] != "code" else cell.update(outputs=[], execution_count=None)
+        (work / path.name).write_text(json.dumps(notebook))
+        runner = ("import sys, nbformat\nfrom nbclient import NotebookClient\n"
+                  "nb = nbformat.read(sys.argv[1], as_version=4)\n"
+                  "try:\n"
+                  "    NotebookClient(nb, timeout=300, kernel_name='python3', "
+                  "resources={'metadata': {'path': sys.argv[2]}}).execute()\n"
+                  "finally:\n"
+                  "    nbformat.write(nb, sys.argv[3])\n")
+        done = subprocess.run([str(python), "-c", runner, str(work / path.name), str(work), str(home / "executed.ipynb")],
+                              cwd=work, capture_output=True, text=True, timeout=900,
+                              env={"PATH": f"{python.parent}:/usr/bin:/bin", "HOME": str(home), "MPLBACKEND": "Agg",
+                                   "HF_HUB_OFFLINE": "1", "JUPYTER_PLATFORM_DIRS": "1",
+                                   "TORCHINDUCTOR_CACHE_DIR": str(inductor_cache), **reader_cpu().env})
+        (home / "result.json").write_text(json.dumps({"returncode": done.returncode, "stderr": done.stderr[-6000:],
+                                                      "extras": sorted(extras), "env": str(python.parent.parent)}))
+
+    return once_per_run(f"notebook-run-{name.replace('/', '-')}", run)
+
+
+def as_in_the_checkout(run: Path) -> dict:
+    """The executed notebook of :func:`run_downloaded`, with the reader's folders written as the checkout's.
+
+    The reader's folder stands for the repository, the new environment for the reference environment,
+    and the installed ``fxguide`` for the checkout's: :func:`fxsite.drift.normalize.hide_paths`
+    then names them as it names the docs build's.
+    """
+    result = json.loads((run / "result.json").read_text())
+    env = Path(result["env"])
+    (site,) = env.glob("lib/python*/site-packages")
+    purelib = sysconfig.get_paths()["purelib"]
+    text = (run / "executed.ipynb").read_text()
+    for reader, ours in sorted({str(site / "fxguide"): str(ROOT / "fxguide"), str(site): purelib,
+                                str(env): sys.prefix,
+                                str(run): str(ROOT)}.items(), key=lambda item: -len(item[0])):
+        text = text.replace(reader, ours)
+    return json.loads(text)
+
+
 def test_the_install_cell_asks_for_what_the_page_imports():
     """The closure of fxguide[models] holds torchvision; of fxguide alone, not (the environment is strict)."""
     assert "torchvision" in closure(["fxguide[models]"])
@@ -135,38 +218,9 @@ def test_every_executed_page_is_checked_below():
     assert len(_executed_sources()) > 45
 
 
+@pytest.mark.spread
 @pytest.mark.parametrize("name", _executed_sources())
-def test_a_downloaded_notebook_runs_top_to_bottom_in_a_fresh_environment(name, built_site, wheel, once_per_run,
-                                                                       tmp_path):
-    path = _downloaded(built_site / "html", name)
-    notebook = json.loads(path.read_text())
-    extras, torch, others = install_request(notebook)
-    assert torch == TORCH, f"{path.name} pins torch {torch}, the reference is {TORCH}"
-    name = "-".join(sorted(extras) + [o.split("==")[0] for o in others]) or "base"
-    python = once_per_run(f"notebook-env-{name}", lambda folder: _environment(extras, others, wheel, folder)) \
-        / "env" / "bin" / "python"
-    # Where the reader runs it: an empty folder; a page that reads the repository's data has its
-    # install cell clone the repository and change into its docs/ folder: here, a copy of that data.
-    install = "".join(notebook["cells"][0]["source"])
-    folder = re.search(r"%cd fxguide-repository/(\S+)", install)
-    work = tmp_path / (folder[1] if folder else "docs")
-    work.mkdir(parents=True)
-    if "git clone" in install:
-        shutil.copytree(ROOT / "drift", tmp_path / "drift")
-        shutil.copy(ROOT / "constraints.txt", tmp_path / "constraints.txt")
-        for data in (ROOT / folder[1]).iterdir():  # the data committed beside the page (not pages themselves)
-            if data.is_file() and data.suffix not in (".md", ".ipynb", ".py"):
-                shutil.copy(data, work / data.name)
-    notebook["cells"] = notebook["cells"][1:]  # the install cell: its environment is made above
-    for cell in notebook["cells"]:
-        cell.pop("outputs", None) if cell["cell_type"] != "code" else cell.update(outputs=[], execution_count=None)
-    (work / path.name).write_text(json.dumps(notebook))
-    runner = ("import json, sys, nbformat\nfrom nbclient import NotebookClient\n"
-              "nb = nbformat.read(sys.argv[1], as_version=4)\n"
-              "NotebookClient(nb, timeout=300, kernel_name='python3', resources={'metadata': {'path': sys.argv[2]}}).execute()\n")
-    done = subprocess.run([str(python), "-c", runner, str(work / path.name), str(work)], cwd=work,
-                          capture_output=True, text=True, timeout=900,
-                          env={"PATH": f"{python.parent}:/usr/bin:/bin", "HOME": str(tmp_path), "MPLBACKEND": "Agg",
-                               "HF_HUB_OFFLINE": "1", "JUPYTER_PLATFORM_DIRS": "1"})
-    assert done.returncode == 0, f"{path.name} failed in an environment with fxguide[{','.join(sorted(extras))}]:\n" \
-                                 f"{done.stderr[-6000:]}"
+def test_a_downloaded_notebook_runs_top_to_bottom_in_a_fresh_environment(name, built_site, wheel, once_per_run):
+    result = json.loads((run_downloaded(name, built_site, wheel, once_per_run) / "result.json").read_text())
+    assert result["returncode"] == 0, f"{name}.ipynb failed in an environment with " \
+                                      f"fxguide[{','.join(result['extras'])}] under {reader_cpu()}:\n{result['stderr']}"

@@ -10,8 +10,11 @@ them; this module builds a copy of the checkout under another setting and compar
 what it shows with the recorded expectations (``tests/expected``), cell by cell.
 
 ``python -m fxsite.drift.cpu`` (or ``--capability avx2 --threads 2``, any setting) does it from the
-command line (exit 0: every output the same, 1: some moved, 2: could not run);
-``tests/test_cpu_independence.py`` runs it in ``make test``.
+command line (exit 0: every output the same, 1: some moved, 2: could not run).
+``make test`` (``tests/test_cpu_independence.py``) pays for no second build of the pages: each page
+runs there once anyway, as the notebook a reader downloads, and that run is made under the other
+setting and compared (:func:`moved_in_notebook`); only the gallery scripts run in a copy built
+with ``build_under(..., pages=False)``.
 
 Why one extra build and not every combination: the main build already runs with
 the machine's best capability and its own thread count; one build that changes
@@ -129,8 +132,13 @@ def copy_checkout(dest: Path, root: Path = ROOT) -> Path:
     return dest
 
 
-def build_under(setting: Setting, site: Path, *, force: bool | None = None) -> subprocess.CompletedProcess[str]:
+def build_under(setting: Setting, site: Path, *, force: bool | None = None,
+                pages: bool = True) -> subprocess.CompletedProcess[str]:
     """Build the copy ``site`` into ``site/_build`` under ``setting``, with a kernel server of its own.
+
+    ``pages=False`` runs the gallery scripts only (the pages are read, not executed): ``make test``
+    runs each page under the other setting as the notebook a reader downloads
+    (``tests/test_notebooks.py``), and compares it with :func:`moved_in_notebook`.
 
     Inductor's compiled code is cached in ``site/_build/inductor-cache``: torch 2.14's cache key
     leaves out the vector width ``ATEN_CPU_CAPABILITY`` makes Inductor compile for, so code cached
@@ -141,7 +149,8 @@ def build_under(setting: Setting, site: Path, *, force: bool | None = None) -> s
     site = Path(site).resolve()
     # SERVER_ENV removed: a shared server was started under this process's settings, and its forks keep them
     env = {**setting.env, "TORCHINDUCTOR_CACHE_DIR": str(site / "_build" / "inductor-cache"), SERVER_ENV: None}
-    return build_docs(site / "_build", force=force, cwd=site, env=env)
+    return build_docs(site / "_build", force=force, cwd=site, env=env,
+                      settings=None if pages else {"nb_execution_mode": "off"})
 
 
 def moved(site: Path, setting: Setting, sources: list[str] | None = None) -> dict[str, list[str]]:
@@ -170,6 +179,21 @@ def moved(site: Path, setting: Setting, sources: list[str] | None = None) -> dic
         if findings:
             found[name] = [f.message for f in findings]
     return found
+
+
+def moved_in_notebook(page: str, notebook: dict, setting: Setting) -> list[str]:
+    """What differs from the recording of ``page`` (a path relative to the checkout) in ``notebook``:
+    its code cells executed under ``setting``, in order, paths as this checkout's (a reader's download,
+    without its install cell). One message per cell that differs; empty when every output is the same.
+    """
+    from fxsite.drift import snapshots
+    from fxsite.drift.compare import SAME, compare
+    from fxsite.drift.extract import notebook_snippets
+
+    where = f"the notebook of {page} run under {setting}"
+    snippets = notebook_snippets(ROOT / page, notebook, ROOT, where=where)
+    return [f.message for f in compare(page, snapshots.load(page), snippets, f"{_torch_version()} under {setting}")
+            if f.status != SAME]
 
 
 def _torch_version() -> str:

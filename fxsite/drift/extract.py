@@ -195,12 +195,21 @@ def page_snippets(page: Path, build_dir: Path, root: Path = ROOT) -> list[Snippe
         raise FileNotFoundError(
             f"{page.relative_to(root)}: no executed notebook at {notebook}; build the docs first (make docs)"
         )
-    cells = [c for c in json.loads(notebook.read_text())["cells"] if c["cell_type"] == "code"]
+    return notebook_snippets(page, json.loads(notebook.read_text()), root, where=f"the executed notebook {notebook}")
+
+
+def notebook_snippets(page: Path, notebook: dict, root: Path = ROOT, *, where: str = "the notebook") -> list[Snippet]:
+    """The executed cells of ``notebook`` (a page's cells, run by the build or by a reader), as snippets of ``page``.
+
+    The code cells must be the page's, in order (a reader's download without its install cell).
+    """
+    page, root = Path(page), Path(root)
+    cells = [c for c in notebook["cells"] if c["cell_type"] == "code"]
     lines = [cell.line for cell in code_cells(page)]
     if len(lines) != len(cells):
         raise ValueError(
-            f"{page.relative_to(root)}: found {len(lines)} code-cell fences but the executed "
-            f"notebook has {len(cells)} code cells; is {notebook} stale?"
+            f"{page.relative_to(root)}: found {len(lines)} code-cell fences but {where} has "
+            f"{len(cells)} code cells; is it stale?"
         )
     snippets = []
     for index, (cell, line) in enumerate(zip(cells, lines), 1):

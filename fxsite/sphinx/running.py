@@ -36,9 +36,8 @@ EXTRA_MARKERS: dict[str, tuple[str, ...]] = {
     "onnx": ("onnxruntime", "onnxscript", "import onnx", "dynamo=True"),
     "draw": ("matplotlib", "fxguide.display.drawing", "plot_graphs", "FxGraphDrawer", "fxguide.atlas.graph_tools"),
 }
-#: Tools and libraries a page uses that fxguide does not need: installed beside it, at the version the site was built
-#: with (NumPy: torch does not depend on it, and `.numpy()` fails without it).
-TOOL_MARKERS: dict[str, tuple[str, ...]] = {"tlparse": ("tlparse",), "numpy": ("numpy", "fxguide.atlas")}
+#: Tools a page uses that fxguide does not need: installed beside it, at the version the site was built with.
+TOOL_MARKERS: dict[str, tuple[str, ...]] = {"tlparse": ("tlparse",)}
 
 #: The first line of the install cell: the notebook test finds the cell by it.
 INSTALL_MARKER = "# Install what this notebook imports"
