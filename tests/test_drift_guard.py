@@ -399,6 +399,33 @@ def test_the_committed_reports_are_well_formed():
         assert report["summary"] == dict(sorted(counts.items())), folder
 
 
+def test_a_report_behind_todays_recordings_is_named_with_the_command_that_refreshes_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(snapshots, "EXPECTED", tmp_path / "expected")
+    shown = [run_cell(f"print({i})", i) for i in range(1, 41)]
+    snapshots.write(SOURCE, shown, REFERENCE_TORCH)
+    current = compat.current_snapshots(tmp_path / "expected")
+    report = {"torch": "2.99.0", "date": "2026-11-28", "summary": {}, "snippets": [
+        {"source": SOURCE, "index": i, "status": SAME, "expected_digest": snapshots.digest(str(i))}
+        for i in range(1, 41)]}
+    older = dict(report, torch="2.98.0", snippets=report["snippets"][:38])  # 2 of 40 behind: 5 %
+    assert compat.behind([older, report], current) == []
+    report["snippets"] = report["snippets"][1:]  # the newest release: one output behind is too many
+    older["snippets"] = older["snippets"][:37]  # 3 of 40: over 5 %
+    found = compat.behind([older, report], current)
+    assert found == [
+        "torch 2.98.0: 3 of 40 outputs not checked yet (at most 2); refresh it with "
+        "`python -m fxsite.drift.side_env 2.98.0 --outputs-only`",
+        "torch 2.99.0: 1 of 40 outputs not checked yet (at most 0 on the newest release); refresh it with "
+        "`python -m fxsite.drift.side_env 2.99.0 --outputs-only`"]
+    assert compat.behind([dict(report, torch=REFERENCE_TORCH)], current) == []  # the suite checks the reference
+
+
+def test_the_committed_reports_are_current():
+    """The newest reported release has compared every output recorded today; each older one all but 5 %."""
+    stale = compat.behind(compat.load_reports(), compat.current_snapshots())
+    assert not stale, "\n".join(stale)
+
+
 # -- the side environment -----------------------------------------------------------------
 
 
@@ -595,6 +622,13 @@ def test_a_side_environment_is_keyed_by_the_pins(tmp_path, monkeypatch):
 def test_a_torch_version_must_be_a_full_release():
     with pytest.raises(ValueError, match="must look like 2.14.1"):
         side_env.venv_dir("latest")
+
+
+def test_help_prints_the_usage_and_exits_0_while_a_wrong_call_prints_it_and_exits_2(capsys):
+    assert side_env.main(["--help"]) == 0
+    assert capsys.readouterr().out.startswith("usage: python -m fxsite.drift.side_env TORCH_VERSION")
+    assert side_env.main([]) == side_env.EXIT_COULD_NOT_RUN
+    assert capsys.readouterr().err.startswith("usage:")
 
 
 def test_junit_results_give_each_test_its_outcome(tmp_path):

@@ -151,6 +151,35 @@ def coverage(report: dict, current: dict[str, dict[int, snapshots.Expected]]) ->
     return result
 
 
+#: How far behind today's recordings a committed report may be: the newest reported release not at all,
+#: each older one (the reference aside: the test suite checks it) this share of the outputs.
+OLDER_BEHIND = 0.05
+
+
+def behind(reports: list[dict], current: dict[str, dict[int, snapshots.Expected]],
+           reference: str = REFERENCE_TORCH) -> list[str]:
+    """What each report that fell behind today's recordings lacks, with the command that refreshes it.
+
+    A report is behind when it has not compared outputs recorded today (:func:`coverage`'s
+    ``unchecked``): more than none on the newest reported release, more than :data:`OLDER_BEHIND` of
+    them on an older one. Empty when every report is current enough.
+    """
+    others = [r for r in reports if r["torch"] != reference]
+    if not others:
+        return []
+    total = sum(len(recorded) for recorded in current.values())
+    newest = max(others, key=lambda r: version_key(r["torch"]))
+    found = []
+    for report in others:
+        unchecked = len(coverage(report, current).unchecked)
+        allowed = 0 if report is newest else int(OLDER_BEHIND * total)
+        if unchecked > allowed:
+            found.append(f"torch {report['torch']}: {unchecked} of {total} outputs not checked yet (at most "
+                         f"{allowed}{' on the newest release' if report is newest else ''}); refresh it with "
+                         f"`python -m fxsite.drift.side_env {report['torch']} --outputs-only`")
+    return found
+
+
 def _versions_text(versions: list[str]) -> str:
     return versions[0] if len(versions) == 1 else ", ".join(versions[:-1]) + " and " + versions[-1]
 

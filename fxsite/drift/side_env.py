@@ -659,13 +659,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"make drift: could not run: {error}", file=sys.stderr)
             return EXIT_COULD_NOT_RUN
         return EXIT_SAME
-    if len(args) != 1:
+    if len(args) != 1 or args[0] in ("-h", "--help"):
+        asked = args in (["-h"], ["--help"])
         print("usage: python -m fxsite.drift.side_env TORCH_VERSION [--survey] [--outputs-only]  (e.g. 2.14.1)\n"
               "       python -m fxsite.drift.side_env --newest  (print the newest torch pip would install)\n"
               "       python -m fxsite.drift.side_env --python TORCH_VERSION  (print that torch's interpreter)\n"
               "exit status: 0 no drift, 1 drift found (both write the report), 2 could not run (nothing written)",
-              file=sys.stderr)
-        return EXIT_COULD_NOT_RUN
+              file=sys.stdout if asked else sys.stderr)
+        return EXIT_SAME if asked else EXIT_COULD_NOT_RUN
     started = time.monotonic()
     survey_failed = False
     if survey:
