@@ -14,7 +14,7 @@ STAMP    := $(VENV)/.installed
 # The reference torch: the one constraints.txt pins (and fxsite.drift.report.REFERENCE_TORCH reads).
 REFERENCE_TORCH := $(shell sed -n 's/^torch==//p' constraints.txt)
 
-.PHONY: help venv tools docs livehtml test serve check update-expected drift bench survey lock clean
+.PHONY: help venv tools docs livehtml test serve check update-expected drift reports bench survey lock clean
 
 help:
 	@echo "make docs             build the site into $(BUILDDIR)/html (creates $(VENV) if needed)"
@@ -25,6 +25,8 @@ help:
 	@echo "make update-expected  re-record every expected output from the installed torch (PAGE=docs/x.md: that page only)"
 	@echo "make drift TORCH=X    run all checks against torch X in a side environment; writes drift/torch-X/"
 	@echo "                       (SURVEY=1 also runs the whole model-zoo survey there)"
+	@echo "make reports          bring every committed drift report up to date (outputs only; about a minute per"
+	@echo "                       release when its side environment is cached and one page changed)"
 	@echo "make survey           trace every torchvision, timm and transformers model (SURVEY_ARGS='-n 4', '--sample');"
 	@echo "                       writes drift/torch-<version>/survey.json; SHARD=i/N runs one of N shards balanced"
 	@echo "                       by recorded time (_build/survey/shard-i-of-N.json); python -m fxsite.survey merge combines them"
@@ -75,6 +77,9 @@ update-expected: $(STAMP)
 drift: $(STAMP)
 	@test -n "$(TORCH)" || { echo "usage: make drift TORCH=2.14.1"; exit 2; }
 	$(PY) -m fxsite.drift.side_env $(TORCH) $(if $(SURVEY),--survey)
+
+reports: $(STAMP)
+	$(PY) -m fxsite.drift.side_env --refresh
 
 bench: $(STAMP)
 	$(PY) -m fxsite.bench $(BENCH_ARGS)

@@ -624,6 +624,29 @@ def test_a_torch_version_must_be_a_full_release():
         side_env.venv_dir("latest")
 
 
+def test_refresh_reruns_every_reported_release_but_the_reference_outputs_only(tmp_path, monkeypatch, capsys):
+    for version in ("2.9.1", REFERENCE_TORCH, "2.15.0"):
+        (tmp_path / "drift" / f"torch-{version}").mkdir(parents=True)
+        (tmp_path / "drift" / f"torch-{version}" / "report.json").write_text(json.dumps(
+            {"torch": version, "date": "2026-11-28", "summary": {}, "snippets": []}))
+    ran = []
+
+    def run_drift(version, root, tests=True):
+        ran.append((version, tests))
+        if version == "2.9.1":
+            raise side_env.DriftToolingError("no wheel for this Python")
+        return root / "drift" / f"torch-{version}"
+
+    monkeypatch.setattr(side_env, "run_drift", run_drift)
+    assert side_env.refresh_reports(tmp_path) == side_env.EXIT_COULD_NOT_RUN  # one could not be refreshed
+    assert ran == [("2.9.1", False), ("2.15.0", False)]  # the others still were, outputs only
+    err = capsys.readouterr().err
+    assert "torch 2.9.1 could not be refreshed: no wheel for this Python" in err and "not refreshed: torch 2.9.1" in err
+    (tmp_path / "drift" / "torch-2.9.1" / "report.json").unlink()
+    ran.clear()
+    assert side_env.refresh_reports(tmp_path) == 0 and ran == [("2.15.0", False)]
+
+
 def test_help_prints_the_usage_and_exits_0_while_a_wrong_call_prints_it_and_exits_2(capsys):
     assert side_env.main(["--help"]) == 0
     assert capsys.readouterr().out.startswith("usage: python -m fxsite.drift.side_env TORCH_VERSION")

@@ -34,14 +34,17 @@ _ABS_PATH = re.compile(r"(?<![\w:/.<>~-])(/[\w.@+-]+)(/[\w.@+-]+)+")
 
 
 def build_problems(log: str) -> list[str]:
-    """The warning and error lines of a Sphinx log (what made a build fail).
+    """The warning and error lines of a Sphinx log (what made a build fail), sorted, the first 50.
+
+    Sorted: a parallel build logs its pages in any order, and a report must not change when only
+    that order did.
 
     >>> build_problems("reading sources...\\ndocs/a.md:12: WARNING: cell 2 raised ValueError: x\\ndone")
     ['docs/a.md:12: WARNING: cell 2 raised ValueError: x']
     """
     if not isinstance(log, str):
         raise TypeError(f"build_problems: log must be the build's output as a str, got {type(log).__name__}")
-    return [line.strip() for line in log.splitlines() if "WARNING:" in line or "ERROR:" in line][:50]
+    return sorted({line.strip() for line in log.splitlines() if "WARNING:" in line or "ERROR:" in line})[:50]
 
 
 def machine_paths(text: str) -> list[str]:

@@ -635,6 +635,39 @@ def run_survey(torch_version: str, root: Path = ROOT) -> int:
     return subprocess.run([python, "-m", "fxsite.survey"], cwd=root, check=False).returncode
 
 
+def refresh_reports(root: Path = ROOT) -> int:
+    """Bring every committed report but the reference's up to date with today's outputs (``--outputs-only`` each).
+
+    Each release's build folder and execution cache stay in the checkout's ``_build`` and its side
+    environment in the cache: after a change, only what changed runs again (a page whose code
+    changed, everything after a change of ``fxguide``), so a refresh takes about a minute per
+    release where nothing else changed. Exit 0 when every report was written (drift or not), 2 when
+    one could not be (the others are still refreshed; that one is left as it was).
+    """
+    from fxsite.drift.compat import load_reports
+
+    versions = [r["torch"] for r in load_reports(Path(root) / "drift") if r["torch"] != REFERENCE_TORCH]
+    if not versions:
+        print("make drift: no committed report besides the reference's: nothing to refresh")
+        return EXIT_SAME
+    failed = []
+    for version in versions:
+        started = time.monotonic()
+        print(f"refreshing the report of torch {version} (outputs only) ...", flush=True)
+        try:
+            run_drift(version, root, tests=False)
+        except (DriftToolingError, ValueError, OSError) as error:
+            print(f"make drift: the report of torch {version} could not be refreshed: {error}", file=sys.stderr)
+            failed.append(version)
+            continue
+        print(f"torch {version}: refreshed in {time.monotonic() - started:.0f} s", flush=True)
+    if failed:
+        print(f"make drift: not refreshed: torch {', '.join(failed)} (their committed reports are unchanged)",
+              file=sys.stderr)
+        return EXIT_COULD_NOT_RUN
+    return EXIT_SAME
+
+
 def main(argv: list[str] | None = None) -> int:
     """Exit 0: report written, no drift; 1: report written, drift found; 2: could not run, nothing written.
 
@@ -659,9 +692,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"make drift: could not run: {error}", file=sys.stderr)
             return EXIT_COULD_NOT_RUN
         return EXIT_SAME
+    if args == ["--refresh"]:
+        return refresh_reports()
     if len(args) != 1 or args[0] in ("-h", "--help"):
         asked = args in (["-h"], ["--help"])
         print("usage: python -m fxsite.drift.side_env TORCH_VERSION [--survey] [--outputs-only]  (e.g. 2.14.1)\n"
+              "       python -m fxsite.drift.side_env --refresh  (every committed report but the reference's, "
+              "outputs only)\n"
               "       python -m fxsite.drift.side_env --newest  (print the newest torch pip would install)\n"
               "       python -m fxsite.drift.side_env --python TORCH_VERSION  (print that torch's interpreter)\n"
               "exit status: 0 no drift, 1 drift found (both write the report), 2 could not run (nothing written)",
