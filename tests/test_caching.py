@@ -134,6 +134,17 @@ def test_a_failed_build_leaves_the_gallery_stale(tmp_path):
     assert next_build.build() is True
 
 
+def test_a_failed_build_under_another_key_leaves_no_key_for_the_first_to_find(tmp_path):
+    """Builds for two torch releases share docs/gallery: the failed one rewrote some examples' pages."""
+    out = tmp_path / "gallery"
+    record_gallery_key(out, "key-a")  # every example ran under key-a
+    failed, back = _App(), _App()
+    rerun_gallery_when_stale(failed, out, "key-b")
+    rerun_gallery_when_stale(back, out, "key-a")
+    assert failed.build(exception=RuntimeError("an example failed under key-b")) is True
+    assert back.build() is True, "the pages now hold key-b's outputs: key-a's build must run every example again"
+
+
 PROBE_PAGE = """\
 ```{code-cell} python
 from fxguide._probe import VALUE

@@ -167,15 +167,22 @@ def rerun_gallery_when_stale(app, gallery_out: Path, key: str, *, force: bool = 
     Connected from ``conf.py``. The option is set on sphinx-gallery's filled-in
     configuration when the builder starts, not in ``conf.py``: the value Sphinx
     compares between builds stays the same, so the build after a stale one is
-    not told "the configuration has changed". The key is recorded only when the
-    build finishes without an error (a failing example raises there), so an
-    interrupted or failed build re-runs everything next time.
+    not told "the configuration has changed". A stale build removes the recorded
+    key before the examples run and records its own only when it finishes without
+    an error (a failing example raises there), so the build after an interrupted
+    or failed one re-runs everything, whatever key it has.
     """
     gallery_out = Path(gallery_out)
 
     def before_examples(app) -> None:
         if gallery_is_stale(gallery_out, key, force=force):
             app.config.sphinx_gallery_conf["run_stale_examples"] = True
+            # The examples' pages are about to be rewritten under ``key``: the record of the key they
+            # ran under goes first, so that a build that fails or stops half-way leaves no record at all.
+            # Kept, it would tell the next build under that older key that the pages are its own,
+            # and that build would show this one's outputs (a drift report of one torch showing
+            # another's, when the builds for several releases share the checkout's docs/gallery).
+            (gallery_out / STAMP).unlink(missing_ok=True)
 
     def after_build(app, exception) -> None:
         if exception is None:
