@@ -640,9 +640,10 @@ def refresh_reports(root: Path = ROOT) -> int:
 
     Each release's build folder and execution cache stay in the checkout's ``_build`` and its side
     environment in the cache: after a change, only what changed runs again (a page whose code
-    changed, everything after a change of ``fxguide``), so a refresh takes about a minute per
-    release where nothing else changed. Exit 0 when every report was written (drift or not), 2 when
-    one could not be (the others are still refreshed; that one is left as it was).
+    changed, everything after a change of ``fxguide``). The gallery scripts write into the checkout's
+    shared ``docs/gallery``, so each release's build after another's runs them all again: one to two
+    minutes per release where nothing else changed. Exit 0 when every report was written (drift or
+    not), 2 when one could not be (the others are still refreshed; that one is left as it was).
     """
     from fxsite.drift.compat import load_reports
 
