@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import io
 import os
 import re
@@ -1008,3 +1009,48 @@ def test_another_thread_printing_and_logging_while_a_trace_runs_is_left_alone(ca
     assert [r.getMessage() for r in caplog.records if r.name == "fxguide.other"] == ["from another thread"]
     assert not [n for n in gm.graph.nodes if "_replay" in getattr(n.target, "__module__", "")]
     assert gm.guard_state.environ_read == {}
+
+
+@dataclasses.dataclass
+class _Pair:
+    a: torch.Tensor
+    b: torch.Tensor
+
+
+torch.utils._pytree.register_dataclass(_Pair)
+
+
+def _star_args(*args):
+    return args[0]["a"] * args[1]
+
+
+def _star_kwargs(x, **kw):
+    return x + kw["d"]["a"] * kw["s"][1]
+
+
+def _pair_beside_dict(p, d):
+    return p.a * d["k"] + p.b
+
+
+def _t() -> torch.Tensor:
+    return torch.randn(3)
+
+
+@pytest.mark.parametrize("fn, make", [
+    (_star_args, lambda: (({"a": _t()}, _t()), {})),
+    (_star_kwargs, lambda: ((_t(),), {"d": {"a": _t()}, "s": [_t(), _t()]})),
+    (_pair_beside_dict, lambda: ((_Pair(_t(), _t()), {"k": _t()}), {})),
+], ids=["*args holding a dict", "**kwargs holding containers", "a dataclass beside a dict"])
+def test_containers_passed_through_varargs_or_beside_a_pytree_class_are_traced_and_checked(fn, make):
+    """Found by composing atlas rows: each was refused (or raised GuardError on its own traced inputs)."""
+    args, kwargs = make()
+    gm = concrete_trace(fn, args, kwargs)
+    args, kwargs = make()
+    assert torch.equal(gm(*args, **kwargs), fn(*args, **kwargs))
+    args, kwargs = make()
+    if kwargs:
+        kwargs["s"].append(_t())
+    else:
+        args[-1 if fn is _pair_beside_dict else 0]["extra"] = _t()
+    with pytest.raises(GuardError, match="when traced and is a"):
+        gm(*args, **kwargs)

@@ -70,6 +70,7 @@ class _Plan:
     inputs: dict[str, Any]
     concrete_args: dict[str, Any]
     forward: Callable[..., Any] | None  # a stand-in with named parameters when the signature has *args/**kwargs
+    given: dict[str, Any]  # each parameter of what is traced (the stand-in's, when there is one): its example value
 
 
 def _through_call(root: Any) -> bool:
@@ -150,7 +151,7 @@ def _plan(root: Any, bound: inspect.BoundArguments, receive: Callable[..., None]
             inputs.update({f"{name}_{i}": leaf for i, leaf in enumerate(pytree.tree_leaves(value), start=1)})
         else:
             inputs[name] = value
-    return _Plan(inputs, concrete, forward)
+    return _Plan(inputs, concrete, forward, given)
 
 
 class _PlannedTracer(ConcreteTracer):
@@ -205,7 +206,7 @@ def _trace(root: nn.Module | Callable[..., Any], args: tuple[Any, ...], kwargs: 
             node.op, node.target = "call_module", decision.guard_name
     code = getattr(root.forward if isinstance(root, nn.Module) else root, "__code__", None)
     where = (code.co_filename, code.co_firstlineno) if code else ("<unknown>", 0)
-    install_input_guard(gm, bound.signature, dict(bound.arguments), where, plan.inputs)
+    install_input_guard(gm, bound.signature, dict(bound.arguments), where, plan.inputs, plan.given)
     if "modes" not in _OFF:  # the training flags and hooks of what the graph inlined, checked on every call
         paths = {id(m): "self" + (f".{n}" if n else "") for n, m in tracer.root.named_modules()}
         inlined = [(paths.get(key, type(m).__name__), m) for key, m in tracer.inlined.items()]

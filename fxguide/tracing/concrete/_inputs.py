@@ -11,6 +11,7 @@ what is given, raising :class:`GuardError` at the first difference.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -122,7 +123,7 @@ class InputGuard(nn.Module):
         """
         if _fx_tracing():  # unpickling traces the code once; the pickled graph then replaces what it makes
             return fx_pytree.tree_flatten_spec(given, spec)  # type: ignore[no-any-return]
-        flat, real = pytree.tree_flatten(_as_spec_type(given, spec))
+        flat, real = pytree.tree_flatten(_as_spec_type(given, spec), is_leaf=_whole_inputs(given))
         if real != spec:
             args, kwargs = (tuple(given[0]), dict(given[1])) if isinstance(given, tuple) else (tuple(given), {})
             self.check_bound(args[self.skip_self:], kwargs)  # names the input that differs
@@ -165,6 +166,29 @@ class InputGuard(nn.Module):
     def check_call(self, owner: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
         """The check run before ``owner``'s graph (:func:`install_check`'s protocol)."""
         return self.check_bound(args, kwargs)
+
+
+def _whole_inputs(given: Any) -> Callable[[Any], bool]:
+    """What a flattening of the inputs ``given`` keeps whole: each input that is not a list, tuple or dict.
+
+    ``given`` is what the graph's code passes: a list of the positional inputs, or a tuple of that list
+    and a dict of the keyword ones. The tracer gives such an input one placeholder, even when pytree could
+    open it (a dataclass or a class registered with ``register_pytree_node``); inside a list, tuple or dict,
+    pytree opens everything.
+    """
+    tops = [*given[0], *given[1].values()] if isinstance(given, tuple) else list(given)
+    whole = {id(v) for v in tops if not isinstance(v, (list, tuple, dict))}
+    return lambda value: id(value) in whole
+
+
+def _leaves(name: str, value: Any) -> list[tuple[str, Any]]:
+    """Each placeholder the tracer makes for the input ``name``: its label and example value."""
+    if not isinstance(value, (list, tuple, dict)):
+        return [(name, value)]
+    try:
+        return [(name + pytree.keystr(path), leaf) for path, leaf in pytree.tree_flatten_with_path(value)[0]]
+    except ValueError:  # a class registered without flatten_with_keys_fn inside: label the leaves by position
+        return [(f"{name}<leaf {i}>", leaf) for i, leaf in enumerate(pytree.tree_leaves(value))]
 
 
 def _as_spec_type(given: Any, spec: Any) -> Any:
@@ -288,8 +312,10 @@ def _attach(gm: fx.GraphModule, name: str, guard: nn.Module) -> None:
 
 
 def install(gm: fx.GraphModule, signature: inspect.Signature, traced: dict[str, Any], where: tuple[str, int],
-            example: dict[str, Any]) -> None:
-    """Make ``gm`` check every call's inputs against ``traced`` (``example``: each placeholder's example value).
+            example: dict[str, Any], parameters: dict[str, Any] | None = None) -> None:
+    """Make ``gm`` check every call's inputs against ``traced`` (``example``: each placeholder's example value;
+    ``parameters``: each parameter of the traced code's own signature, when a stand-in for a ``*args`` or
+    ``**kwargs`` signature was traced: ``args_0``, ``args_1``... where ``traced`` has ``args``).
 
     A call is bound and checked before the graph runs (a forward pre-hook, kept by deepcopy and pickling),
     and the graph checks them itself, so that what runs it without calling ``gm`` checks them too: a
@@ -306,8 +332,8 @@ def install(gm: fx.GraphModule, signature: inspect.Signature, traced: dict[str, 
     info = getattr(codegen, "pytree_info", None)
     if type(codegen) is _PyTreeCodeGen and info is not None and info.in_spec is not None:
         # The spec flattens the positional inputs, then the keyword ones, each in the order of orig_args.
-        keyed = [(name + pytree.keystr(path), leaf) for name in info.orig_args if name != "self"
-                 for path, leaf in pytree.tree_flatten_with_path(traced.get(name))[0]]
+        keyed = [leaf for name in info.orig_args if name != "self"
+                 for leaf in _leaves(name, (parameters or traced).get(name))]
         labels, leaves = [label for label, _ in keyed], [leaf for _, leaf in keyed]
         guard.skip_self = int(bool(info.orig_args) and info.orig_args[0] == "self")  # a module's code passes self
         gm.graph._codegen = CheckedPyTreeCodeGen(info, guard)
