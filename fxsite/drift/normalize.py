@@ -2,7 +2,8 @@
 
 Only differences that carry no meaning are removed: memory addresses, the
 counter in ``<eval_with_key>.N``, temporary and installation paths (and line
-numbers inside installed packages, e.g. where torch raised a warning), trailing
+numbers inside installed packages, e.g. where torch raised a warning), the time,
+process id and torch line that start torch's own log lines, a kernel's cell file name, trailing
 whitespace, blank lines, and timings (a timing line
 keeps its shape, not its number). Everything else is compared exactly; random
 values are made deterministic by seeding, never normalized away.
@@ -28,6 +29,12 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
     # timings: "3.21 ms", "0.5s", "12.0 µs" -> "<time>"; ratios "1.43x" -> "<ratio>x"
     (re.compile(r"(?<![\w.])\d+\.\d+(?:e[-+]?\d+)?\s?(?:ns|µs|us|ms|s)\b"), "<time>"),
     (re.compile(r"(?<![\w.])\d+\.\d+\s?[x×](?![\w])"), "<ratio>x"),
+    # the prefix of torch's own log lines (older releases print them on stderr): level, date, time, process
+    # id, and where in torch: "W1128 14:55:37.589000 17219 torch/_dynamo/x.py:183] ..."
+    (re.compile(r"^([DIWEF])\d{4} \d{2}:\d{2}:\d{2}\.\d+\s+\d+ (\S+\.py):\d+\]", re.MULTILINE),
+     r"\1<when> <pid> \2:<line>]"),
+    # the file a Jupyter kernel runs a cell from, where torch names it cut short: "mp/ipykernel_16581/1916451660.py"
+    (re.compile(r"ipykernel_\d+/\d+\.py"), "ipykernel_<pid>/<cell>.py"),
 ]
 
 
@@ -75,6 +82,10 @@ def normalize(text: str, root: Path = ROOT) -> str:
     'File <eval_with_key>.N, line 5'
     >>> normalize("fused: 1.73 ms (2.41x faster)")
     'fused: <time> (<ratio>x faster)'
+    >>> normalize("E1128 14:54:09.860000 16685 torch/export/_trace.py:1322] always_classified is unsupported.")
+    'E<when> <pid> torch/export/_trace.py:<line>] always_classified is unsupported.'
+    >>> normalize("Caused by: (mp/ipykernel_16581/1916451660.py:6 in forward)")
+    'Caused by: (mp/ipykernel_<pid>/<cell>.py:6 in forward)'
     >>> normalize("\\n\\ndef forward(self, x):   \\n\\n    return x\\n\\n")
     'def forward(self, x):\\n    return x'
     """
