@@ -997,5 +997,16 @@ def test_a_side_environment_pins_torch_alone_so_a_release_outside_fxguides_range
     assert "sympy==" in written.read_text(), "a pin the release accepts is kept"
 
 
+def test_a_side_environment_is_not_started_on_a_disk_without_room_for_it(tmp_path, monkeypatch):
+    """A build that fills the disk half-way breaks more than itself (a CI run failed in its first minute so)."""
+    monkeypatch.setenv("FXGUIDE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(side_env, "_run", lambda command, log, **kwargs: pytest.fail("nothing may be installed"))
+    monkeypatch.setattr(side_env.shutil, "disk_usage", lambda path: shutil._ntuple_diskusage(100 * 2**30, 99 * 2**30,
+                                                                                              2**30))
+    with pytest.raises(side_env.DriftToolingError, match=r"needs about 10 GB free; .* has 1\.0 GB\. Free some"):
+        side_env.ensure_venv("2.9.1")
+    assert not list((tmp_path / "cache").glob("venv-torch-*")), "no half-made environment is left"
+
+
 def _name_is_torch(requirement: str) -> bool:
     return re.match(r"torch\b(?![-_a-z])", requirement) is not None

@@ -405,6 +405,23 @@ def _use_the_index_torch(python: Path, constraints: Path, torch_version: str, lo
           f"torch=={torch_version}"], log, cwd=root, env=_index_only_env())
 
 
+#: The free space a side environment is built in: about 6 GB when built, and pip's downloads and unpacking beside it.
+SIDE_ENV_ROOM = 10 * 2**30
+
+
+def _check_room(venv: Path) -> None:
+    """Refuse to start a build that would fill the disk half-way (pip's "No space left on device", a broken
+    environment, and every other process on the machine failing with it)."""
+    where = next(p for p in (venv, *venv.parents) if p.exists())
+    free = shutil.disk_usage(where).free
+    if free < SIDE_ENV_ROOM:
+        raise DriftToolingError(
+            f"building the side environment {venv} needs about {SIDE_ENV_ROOM / 2**30:.0f} GB free; {where} has "
+            f"{free / 2**30:.1f} GB. Free some (side environments of other releases in {venv.parent}, "
+            f"Inductor's caches in {Path(os.environ.get('TMPDIR') or '/tmp')}/torchinductor_*), or set "
+            f"FXGUIDE_CACHE to a folder on a disk with room")
+
+
 def ensure_venv(torch_version: str, root: Path = ROOT) -> Path:
     """The Python of a side environment with ``torch_version``, built on first use; reused after.
 
@@ -424,6 +441,7 @@ def ensure_venv(torch_version: str, root: Path = ROOT) -> Path:
         for old in venv.parent.glob(f"venv-torch-{torch_version}-*"):
             print(f"removing {old} (built for other pins; about 6 GB)", file=sys.stderr, flush=True)
             shutil.rmtree(old)
+        _check_room(venv)
         venv.mkdir(parents=True)
         print(f"building the side environment {venv} (torch {torch_version}; several GB) ...", file=sys.stderr, flush=True)
         constraints = venv / "constraints.txt"
