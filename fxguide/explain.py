@@ -63,6 +63,8 @@ def _recognised(found: tuple[Recognition, ...]) -> list[str]:
             lines.append(f"    PyTorch's page: {graph_break_url(entry.graph_break)}")
         else:
             lines += [f"- [{entry.subsystem}] {entry.exception}: {_short(entry.template)}"]
+        if recognition.raised_at is not None:  # a message too short to tell by its words: the traceback's last frame
+            lines.append(f"    {recognition.how}")
         lines += [f"    raised in {place.function} ({place.file}:{place.line})" for place in entry.where[:_PLACES]]
         if len(entry.where) > _PLACES:
             lines.append(f"    … and {len(entry.where) - _PLACES} more places")

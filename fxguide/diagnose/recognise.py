@@ -22,6 +22,18 @@ are recognised on what torch prints around them, however short:
   (``NotImplementedError: Calling eval() is not supported yet.``) with the lesser
   score :func:`~fxguide.diagnose.distinct.distinctive` asks of a whole sentence.
 
+A whole traceback is recognised by where its error was raised too, however
+short the message: when its raising frame (the last one,
+:func:`~fxguide.diagnose.raising.raising_frame`) is a file and function of
+torch where an entry is raised, any line number (lines move between releases),
+the exception's class is the entry's, and the message holds the template's
+literal parts in order, the entry comes first, ahead of what the message alone
+finds; several entries raised there with the class are ranked by their literal
+text found. A frame that quotes its line of source must quote a ``raise``: an
+error raised by a call on that line (``int(x)``) is not the place's message.
+Only the last frame counts: a reader's own ``KeyError`` under torch's frames
+(``Module._call_impl``) is not torch's.
+
 Matching is linear in the paste: each template line is indexed by its rarest
 whole word (a torch class's first line by the class, a whole message by its
 line), and only the lines of the paste that hold that word are tried, by
@@ -39,16 +51,28 @@ from functools import cache, lru_cache
 from fxguide._checks import int_at_least, string
 from fxguide.diagnose.distinct import TOKEN, distinctive, whole_words
 from fxguide.diagnose.lookup import message_lines
-from fxguide.diagnose.torch_messages import Entry, entries, parts
+from fxguide.diagnose.raising import Raised, raising_frame
+from fxguide.diagnose.torch_messages import Entry, Place, entries, parts
 
 
 @dataclass(frozen=True)
 class Recognition:
-    """An inventory entry found in a paste: the entry, the template found, the (first) line it was found on."""
+    """An inventory entry found in a paste: the entry, the template found, the (first) line it was found on, and
+    where the traceback says it was raised (``raised_at``: the entry's place its raising frame is at), if that is
+    how it was recognised."""
 
     entry: Entry
     template: str
     line: str
+    raised_at: Place | None = None
+
+    @property
+    def how(self) -> str:
+        """How it was recognised, in words (by its message, or by where the traceback says it was raised)."""
+        if self.raised_at is None:
+            return "recognised by its message"
+        return (f"recognised by where it was raised: {self.raised_at.function} in {self.raised_at.file}, "
+                f"the traceback's last frame")
 
 
 @dataclass(frozen=True)
@@ -91,6 +115,10 @@ class _Index:
     """The packages the inventory was harvested from (``torch``): a class path in one of them is torch's."""
     ids: frozenset[str]
     """The entries some line of which is indexed: :func:`recognisable`."""
+    places: dict[tuple[str, str], tuple[tuple[Entry, Place], ...]]
+    """Each message under the places it is raised at: the file, the function's own name (``create_arg`` for
+    ``Tracer.create_arg``, as a traceback prints it). A graph break is raised in ``unimplemented``, not where the
+    registry places it, so none is here."""
 
 
 def _typed_line(entry: Entry) -> str:
@@ -140,7 +168,28 @@ def _index(release: str = "") -> _Index:
                     for line in found_lines)
     return _Index({word: tuple(lines) for word, lines in index.items()},
                   {line: tuple(lines) for line, lines in exact.items()},
-                  {kind: tuple(lines) for kind, lines in typed.items()}, packages, ids)
+                  {kind: tuple(lines) for kind, lines in typed.items()}, packages, ids, _places(release))
+
+
+def _own_name(function: str) -> str:
+    """A function's own name, as a traceback prints it: ``Tracer.create_arg`` is ``create_arg``."""
+    return function.rpartition(".")[2]
+
+
+def _placed(entry: Entry) -> bool:
+    """Whether a traceback's raising frame can name ``entry``: a message (not a graph break) with a place, raised as
+    a class (``KeyError``, ``_ShapeEnvGuardError``); a function's name (``_onnx_unsupported(...)``) makes the
+    exception raised in its own frame, and a variable's (``observed_exception_type``) names no class."""
+    return bool(entry.where) and not entry.graph_break and entry.exception.lstrip("_")[:1].isupper()
+
+
+def _places(release: str) -> dict[tuple[str, str], tuple[tuple[Entry, Place], ...]]:
+    """Every message of ``release`` (graph breaks left out) under each place it is raised at: :attr:`_Index.places`."""
+    places: dict[tuple[str, str], dict[str, tuple[Entry, Place]]] = {}
+    for entry in filter(_placed, entries(release)):
+        for place in entry.where:
+            places.setdefault((place.file, _own_name(place.function)), {}).setdefault(entry.id, (entry, place))
+    return {key: tuple(found.values()) for key, found in places.items()}
 
 
 @cache
@@ -151,12 +200,21 @@ def _torch_class(packages: frozenset[str]) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w.])(?:{names})(?:\.[A-Za-z_]\w*)*\.([A-Za-z_]\w*): ")
 
 
-def recognisable(entry: Entry) -> bool:
-    """Whether the lookup can recognise ``entry``: a graph-break type (by the line torch prints it on), a message
-    with a template line distinctive enough (:func:`fxguide.diagnose.distinct.distinctive`) and a whole word to
-    index it by, a message of one of torch's exception classes by its first line after the class, or a message
-    without wildcards found whole; never one Python's standard library raises in the same words."""
-    return entry.id in _index().ids
+def recognisable(entry: Entry, traceback: bool = False) -> bool:
+    """Whether the lookup can recognise ``entry`` by its message: a graph-break type (by the line torch prints it
+    on), a message with a template line distinctive enough (:func:`fxguide.diagnose.distinct.distinctive`) and a
+    whole word to index it by, a message of one of torch's exception classes by its first line after the class, or
+    a message without wildcards found whole; never one Python's standard library raises in the same words. With
+    ``traceback``, also by where a whole traceback says it was raised: a message raised at a place of torch's, as
+    one of torch's or Python's exception classes.
+
+    >>> short = next(entry for entry in entries() if entry.template == "shouldn't be hit")
+    >>> recognisable(short), recognisable(short, traceback=True)
+    (False, True)
+    """
+    if not isinstance(traceback, bool):
+        raise TypeError(f"recognisable: traceback must be True or False, got {traceback!r}")
+    return entry.id in _index().ids or traceback and _placed(entry)
 
 
 def _wordy(char: str) -> bool:
@@ -215,24 +273,42 @@ def _typed(line: str, classes: set[str], typed: dict[str, tuple[_Line, ...]]) ->
             if shown.startswith(candidate.parts[0]) and _found(shown, candidate.parts)]
 
 
+_RAISE = re.compile(r"\braise\b")
+
+
+def _at_place(found: Raised, index: _Index) -> tuple[tuple[Entry, Place], ...]:
+    """The messages raised at the frame's place (its path from a package of the inventory on, ``torch/fx/graph.py``;
+    its function's own name) as the frame's exception class."""
+    names = found.file.split("/")
+    function = _own_name(found.function)
+    for start, name in enumerate(names):
+        if name in index.packages and (placed := index.places.get(("/".join(names[start:]), function))):
+            return tuple((entry, place) for entry, place in placed if entry.exception == found.exception)
+    return ()
+
+
+def _literal_weight(template: str) -> int:
+    """The weight of a template's literal text, all its lines."""
+    return sum(_weight(parts(line)) for line in template.split("\n"))
+
+
+def _by_frame(text: str, index: _Index) -> list[Recognition]:
+    """The messages the traceback's raising frame names (:func:`_at_place`) whose literal parts the message holds in
+    order, the most literal text first."""
+    found = raising_frame(text)
+    if found is None or found.source and not _RAISE.search(found.source):
+        return []  # no traceback, or an error raised by a call on the quoted line, not by its raise
+    flat = " ".join(found.message.split())
+    fitting = [(entry, place) for entry, place in _at_place(found, index) if not _unmatched(entry.template, flat)]
+    fitting.sort(key=lambda pair: -_literal_weight(pair[0].template))  # stable: the inventory's order next
+    return [Recognition(entry, entry.template, found.line, place) for entry, place in fitting]
+
+
 _RANKED = 10  # the best entries by weight matched, ranked again by the weight of their templates not in the paste
 
 
-@lru_cache(maxsize=4)
-def recognise(text: str, limit: int = 3) -> tuple[Recognition, ...]:
-    """The inventory entries ``text`` holds, at most ``limit``, best first: the most literal text of its template
-    lines found (characters; each line counted once), then the least of its template missing, then the first found in
-    :func:`~fxguide.diagnose.lookup.message_lines`' order (the last exception line first).
-
-    >>> found = recognise("torch._dynamo.exc.Unsupported: Data-dependent branching")
-    >>> found[0].entry.graph_break, found[0].entry.subsystem, found[0].entry.hints[0][:40]
-    ('GB0170', 'dynamo', 'Use `torch.cond` to express dynamic cont')
-    >>> recognise("UnboundLocalError: cannot access local variable 'x' where it is not associated with a value")
-    ()
-    """
-    string("recognise", "text", text)
-    int_at_least("recognise", "limit", limit)
-    index = _index()
+def _by_message(text: str, index: _Index, limit: int) -> list[Recognition]:
+    """The entries whose template lines the paste's message lines hold, best first (:func:`recognise`)."""
     classes = set(_torch_class(index.packages).findall(text)) & index.typed.keys() if index.typed else set()
     matched: dict[str, dict[tuple[str, tuple[str, ...]], int]] = {}
     first: dict[str, tuple[int, _Line, str]] = {}
@@ -249,7 +325,42 @@ def recognise(text: str, limit: int = 3) -> tuple[Recognition, ...]:
     current = {key for key in best if any(template == first[key][1].entry.template for template, _ in matched[key])}
     best.sort(key=lambda key: (-sum(matched[key].values()), _unmatched(first[key][1].template, flat),
                                key not in current, first[key][0], key))  # a graph break's current wording first
-    return tuple(Recognition(first[key][1].entry, first[key][1].template, first[key][2]) for key in best[:limit])
+    return [Recognition(first[key][1].entry, first[key][1].template, first[key][2]) for key in best[:limit]]
+
+
+@lru_cache(maxsize=4)
+def recognise(text: str, limit: int = 3) -> tuple[Recognition, ...]:
+    """The inventory entries ``text`` holds, at most ``limit``, best first. First those its traceback's raising
+    frame names (a place of torch's where they are raised, as the exception's class; the message holding their
+    literal parts), then those found by the message: the most literal text of its template lines found
+    (characters; each line counted once), then the least of its template missing, then the first found in
+    :func:`~fxguide.diagnose.lookup.message_lines`' order (the last exception line first).
+
+    >>> found = recognise("torch._dynamo.exc.Unsupported: Data-dependent branching")
+    >>> found[0].entry.graph_break, found[0].entry.subsystem, found[0].entry.hints[0][:40]
+    ('GB0170', 'dynamo', 'Use `torch.cond` to express dynamic cont')
+    >>> recognise("UnboundLocalError: cannot access local variable 'x' where it is not associated with a value")
+    ()
+
+    A message too short to tell from anyone's (``shouldn't be hit``) is recognised in a traceback that says torch
+    raised it, any path before ``torch/`` and any line number:
+
+    >>> pasted = "\\n".join(["Traceback (most recent call last):", '  File "/me/run.py", line 3, in <module>',
+    ...     '  File "/venv/site-packages/torch/fx/experimental/symbolic_shapes.py", line 9, in error',
+    ...     "    raise AssertionError(\\"shouldn't be hit\\")", "AssertionError: shouldn't be hit"])
+    >>> recognise("AssertionError: shouldn't be hit")
+    ()
+    >>> found = recognise(pasted)[0]
+    >>> found.entry.subsystem, found.raised_at.function, found.how.split(':')[0]
+    ('fx', 'error', 'recognised by where it was raised')
+    """
+    string("recognise", "text", text)
+    int_at_least("recognise", "limit", limit)
+    index = _index()
+    placed = _by_frame(text, index)
+    named = {recognition.entry.id for recognition in placed}
+    rest = [recognition for recognition in _by_message(text, index, limit) if recognition.entry.id not in named]
+    return tuple([*placed, *rest][:limit])
 
 
 __all__ = ["Recognition", "recognisable", "recognise"]
