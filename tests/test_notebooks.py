@@ -15,12 +15,14 @@ notebook shows there with the page's recording, so one execution checks both.
 from __future__ import annotations
 
 import functools
+import getpass
 import json
 import re
 import shutil
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import tomllib
 import venv
 from importlib import metadata
@@ -34,6 +36,7 @@ from fxsite import ROOT
 from fxsite.drift import cpu
 from fxsite.drift.report import REFERENCE_TORCH
 from fxsite.sphinx.running import INSTALL_MARKER
+from throwaway import reader_environment, reader_temp_folder
 
 pytestmark = [pytest.mark.docs, pytest.mark.slow]
 
@@ -153,6 +156,7 @@ def run_downloaded(name: str, site: Path, wheel: Path, once_per_run) -> Path:
     python = once_per_run(f"notebook-env-{env_name}", lambda folder: _environment(extras, others, wheel, folder)) \
         / "env" / "bin" / "python"
     inductor_cache = once_per_run("notebook-inductor-cache", lambda folder: None)  # kept apart: other kernels
+    scratch = reader_temp_folder(once_per_run)
 
     def run(home: Path) -> None:
         # Where the reader runs it: an empty folder; a page that reads the repository's data has its
@@ -180,11 +184,12 @@ def run_downloaded(name: str, site: Path, wheel: Path, once_per_run) -> Path:
                   "    nbformat.write(nb, sys.argv[3])\n")
         done = subprocess.run([str(python), "-c", runner, str(work / path.name), str(work), str(home / "executed.ipynb")],
                               cwd=work, capture_output=True, text=True, timeout=900,
-                              env={"PATH": f"{python.parent}:/usr/bin:/bin", "HOME": str(home), "MPLBACKEND": "Agg",
-                                   "HF_HUB_OFFLINE": "1", "JUPYTER_PLATFORM_DIRS": "1",
-                                   "TORCHINDUCTOR_CACHE_DIR": str(inductor_cache), **reader_cpu().env})
+                              env=reader_environment(home, scratch, path=f"{python.parent}:/usr/bin:/bin",
+                                                     JUPYTER_PLATFORM_DIRS="1",
+                                                     TORCHINDUCTOR_CACHE_DIR=str(inductor_cache), **reader_cpu().env))
         (home / "result.json").write_text(json.dumps({"returncode": done.returncode, "stderr": done.stderr[-6000:],
-                                                      "extras": sorted(extras), "env": str(python.parent.parent)}))
+                                                      "extras": sorted(extras), "env": str(python.parent.parent),
+                                                      "tmp": str(scratch)}))
 
     return once_per_run(f"notebook-run-{name.replace('/', '-')}", run)
 
@@ -202,7 +207,7 @@ def as_in_the_checkout(run: Path) -> dict:
     purelib = sysconfig.get_paths()["purelib"]
     text = (run / "executed.ipynb").read_text()
     for reader, ours in sorted({str(site / "fxguide"): str(ROOT / "fxguide"), str(site): purelib,
-                                str(env): sys.prefix,
+                                str(env): sys.prefix, result["tmp"]: tempfile.gettempdir(),
                                 str(run): str(ROOT)}.items(), key=lambda item: -len(item[0])):
         text = text.replace(reader, ours)
     return json.loads(text)
@@ -224,3 +229,13 @@ def test_a_downloaded_notebook_runs_top_to_bottom_in_a_fresh_environment(name, b
     result = json.loads((run_downloaded(name, built_site, wheel, once_per_run) / "result.json").read_text())
     assert result["returncode"] == 0, f"{name}.ipynb failed in an environment with " \
                                       f"fxguide[{','.join(result['extras'])}] under {reader_cpu()}:\n{result['stderr']}"
+
+
+@pytest.mark.spread
+def test_what_a_readers_run_leaves_in_the_temporary_folder_goes_with_the_test_run(built_site, wheel, once_per_run):
+    """A page that compiles C++ with Inductor (compile-backends) builds torch's precompiled headers in the
+    temporary folder: the reader's, inside the test run's folders, not the system's (where every run's new
+    environments left 130 MB each, for good)."""
+    run_downloaded("pt2/compile-backends", built_site, wheel, once_per_run)
+    headers = reader_temp_folder(once_per_run) / f"torchinductor_{getpass.getuser()}" / "precompiled_headers"
+    assert list(headers.glob("*.gch")), f"no precompiled header in {headers}: the reader's run wrote them elsewhere"

@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from fxsite import ROOT
+from throwaway import reader_environment, reader_temp_folder
 
 pytestmark = pytest.mark.slow
 
@@ -169,11 +170,11 @@ for script in sys.argv[2:]:
 """
 
 
-def _run_gallery(installed: tuple[Path, Path]) -> Callable[[Path], None]:
+def _run_gallery(installed: tuple[Path, Path], scratch: Path) -> Callable[[Path], None]:
     def make(logs: Path) -> None:
         python, empty = installed
         done = _run([str(python), "-c", DRIVER, str(logs), *map(str, GALLERY)], cwd=empty,
-                    env={"MPLBACKEND": "Agg", "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1", "HOME": str(empty)})
+                    env=reader_environment(empty, scratch))
         (logs / "statuses.txt").write_text(done.stdout)
     return make
 
@@ -181,7 +182,7 @@ def _run_gallery(installed: tuple[Path, Path]) -> Callable[[Path], None]:
 @pytest.fixture(scope="session")
 def gallery_runs(installed, once_per_run) -> dict[str, tuple[int, str]]:
     """{script name: (exit status, what it printed)} for every gallery script, run once per test run."""
-    logs = once_per_run("gallery-runs", _run_gallery(installed))
+    logs = once_per_run("gallery-runs", _run_gallery(installed, reader_temp_folder(once_per_run)))
     statuses = dict(line.split() for line in (logs / "statuses.txt").read_text().splitlines())
     return {name: (int(code), (logs / f"{name}.log").read_text()) for name, code in statuses.items()}
 

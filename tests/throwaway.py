@@ -1,10 +1,12 @@
-"""A throwaway copy of the site (real conf.py and fxguide, one page, one script) for build tests."""
+"""Throwaway things the tests make: a copy of the site (real conf.py and fxguide, one page, one script) for
+build tests, and the environment of a reader's fresh process."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 from fxsite.drift.build import build_docs
@@ -78,3 +80,22 @@ def share_kernel_server() -> None:
         warm_kernels.start(watch_environment=True)
 
 
+
+
+def reader_temp_folder(once_per_run: Callable[[str, Callable[[Path], None]], Path]) -> Path:
+    """The temporary folder (``TMPDIR``) of every reader's process in this test run, one for all of them.
+
+    A process in a new environment writes to the temporary folder what stays after it: torch's
+    precompiled headers (about 130 MB for each environment that compiles, in
+    ``<tmp>/torchinductor_<user>``, whatever ``TORCHINDUCTOR_CACHE_DIR`` says) and what a page keeps
+    in ``tempfile.mkdtemp()`` folders (a 45 MB ONNX file). In the system's folder that grew by
+    gigabytes with every test run, until a disk was full; in this one, pytest removes it with the run's
+    other folders. One for the whole run, so the environments that compile build their headers once.
+    """
+    return once_per_run("reader-tmp", lambda folder: None)
+
+
+def reader_environment(home: Path, scratch: Path, *, path: str = "/usr/bin:/bin", **more: str) -> dict[str, str]:
+    """The variables a reader's fresh process gets: none of the developer's, its own home and temporary folder."""
+    return {"PATH": path, "HOME": str(home), "TMPDIR": str(scratch), "MPLBACKEND": "Agg", "HF_HUB_OFFLINE": "1",
+            **more}
