@@ -26,6 +26,7 @@ from fxguide.diagnose.causes import Cause, from_capture_stack, graph_break_url, 
 from fxguide.diagnose.lookup import closest, lookup
 from fxguide.diagnose.recognise import Recognition, recognise
 from fxguide.diagnose.torch_messages import inventory_release
+from fxguide.diagnose.topics import described, topic
 
 
 NOT_CAPTURE = ("This does not look like an error of torch's capture stack (torch.fx, torch.export, torch.compile): "
@@ -68,6 +69,12 @@ def _recognised(found: tuple[Recognition, ...]) -> list[str]:
         lines += [f"    raised in {place.function} ({place.file}:{place.line})" for place in entry.where[:_PLACES]]
         if len(entry.where) > _PLACES:
             lines.append(f"    … and {len(entry.where) - _PLACES} more places")
+        place = recognition.raised_at or (entry.where[0] if entry.where else None)
+        section = topic(place.file) if place else None
+        if section is not None:
+            lines.append(f"    the guide on {described(place.file)}: {section.url() or section.path}")
+            if section.local():
+                lines.append(f"      local: {section.local()}")
     return lines
 
 

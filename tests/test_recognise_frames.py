@@ -12,7 +12,9 @@ number.
 - real errors raised by torch here are recognised by their raising frame;
 - only the last frame counts: a reader's own error under torch's frames, a class no entry at the place raises, a
   message that does not hold the template's words, and an error of a call on the frame's line (no ``raise``) are
-  recognised as none, while the same traceback with torch's raise last is recognised.
+  recognised as none, while the same traceback with torch's raise last is recognised;
+- every message is raised in a part of torch a page of the guide covers (:mod:`fxguide.diagnose.topics`), and the
+  explain command names that page.
 """
 
 from __future__ import annotations
@@ -28,8 +30,10 @@ import torch
 
 from fxguide.diagnose.raising import raising_frame
 from fxguide.diagnose.recognise import recognisable, recognise
+from fxguide.diagnose.topics import TOPICS, topic
 from fxguide.diagnose.torch_messages import Entry, Place, entries, fill
 from fxguide.explain import NOT_CAPTURE, explain
+from fxsite import ROOT
 
 SITE = "/opt/venv/lib/python3.12/site-packages"
 HEAD = ('Traceback (most recent call last):\n  File "/home/me/train.py", line 12, in <module>\n    model(x)\n'
@@ -97,6 +101,7 @@ def test_a_short_message_is_recognised_only_in_its_traceback_and_says_so():
     status, said = explain(text)
     assert status == 1 and NOT_CAPTURE not in said and f"AssertionError: {entry.template}" in said
     assert found.how in said  # explain says how: a reader can tell a message's words from its traceback's frame
+    assert "the guide on symbolic sizes and their guards: " in said and "pt2/dynamic-shapes.html" in said
 
 
 # --- real errors raised by torch here -----------------------------------------------------------------------------
@@ -214,3 +219,22 @@ def test_recognisable_checks_its_argument():
         recognisable(entries()[0], traceback="yes")
     with pytest.raises(TypeError, match="raising_frame: text must be a str, got bytes"):
         raising_frame(b"KeyError")
+
+
+# --- the guide's page for the part of torch a message is raised in ------------------------------------------------
+
+
+@pytest.mark.parametrize("prefix, section", [(prefix, section) for prefix, section, _ in TOPICS], ids=lambda v: str(v))
+def test_each_part_of_torch_points_to_a_section_the_guide_has(prefix, section):
+    page = ROOT / "docs" / f"{section.page}.md"
+    assert page.is_file(), f"{prefix}: no page {page}"
+    assert not section.anchor or f"({section.anchor})=" in page.read_text(encoding="utf-8"), \
+        f"{prefix}: no label {section.anchor} on {page}"
+
+
+def test_every_message_torch_raises_has_a_page_of_the_guide():
+    """Every message of torch's own capture stack (torchvision's model code aside) is raised in a part of torch
+    a page covers, so a recognised message is answered with a page even where no cause is catalogued."""
+    placed = [entry for entry in entries() if entry.where and not entry.where[0].file.startswith("torchvision/")]
+    without = sorted({entry.where[0].file for entry in placed if topic(entry.where[0].file) is None})
+    assert len(placed) > 4000 and not without, without
