@@ -25,7 +25,7 @@ from filelock import FileLock
 from fxsite import ROOT
 from fxsite.drift.build import build_docs
 from fxsite.sphinx.fingerprint import inductor_cache_dir
-from throwaway import share_kernel_server
+from throwaway import build_wheel, share_kernel_server
 
 BUILD_DIR = Path(os.environ.get("FXGUIDE_BUILD_DIR", ROOT / "_build"))
 
@@ -163,3 +163,10 @@ def once_per_run(tmp_path_factory, worker_id) -> Callable[[str, Callable[[Path],
         return folder
 
     return get
+
+
+@pytest.fixture(scope="session")
+def wheel(once_per_run) -> Path:
+    """fxguide's wheel, built from this checkout once per test run (the wheel's tests and the notebook runs)."""
+    (built,) = once_per_run("wheel", build_wheel).glob("fxguide-*.whl")
+    return built

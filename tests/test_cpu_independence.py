@@ -23,7 +23,7 @@ import pytest
 
 from fxsite.drift import cpu
 from fxsite.drift.extract import ROOT, gallery_sources, page_sources
-from tests.test_notebooks import _executed_sources, as_in_the_checkout, reader_cpu, run_downloaded, wheel  # noqa: F401
+from tests.test_notebooks import _executed_sources, as_in_the_checkout, reader_cpu, run_downloaded
 
 pytestmark = [pytest.mark.docs]
 

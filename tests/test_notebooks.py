@@ -126,14 +126,6 @@ def _environment(extras: set[str], others: list[str], wheel: Path, folder: Path)
     return python
 
 
-@pytest.fixture(scope="module")
-def wheel(once_per_run) -> Path:
-    from tests.test_wheel import _build_wheel
-
-    (built,) = once_per_run("wheel", _build_wheel).glob("fxguide-*.whl")
-    return built
-
-
 @functools.cache
 def reader_cpu() -> cpu.Setting:
     """The CPU setting the notebooks run under: other kernels and another thread count than the docs build's."""

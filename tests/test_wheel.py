@@ -12,7 +12,6 @@ run), so every check below exercises the installed wheel.
 
 from __future__ import annotations
 
-import shutil
 import os
 import subprocess
 import sys
@@ -37,22 +36,6 @@ def _run(command: list[str], cwd: Path, **kwargs) -> subprocess.CompletedProcess
     assert done.returncode == 0, f"{' '.join(map(str, command))} failed (exit {done.returncode}):\n" \
                                  f"{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
     return done
-
-
-def _build_wheel(out: Path) -> None:
-    """The wheel, built from a copy of what a source distribution holds (the build writes beside its sources)."""
-    source = out / "source"
-    source.mkdir()
-    for name in ("pyproject.toml", "README.md", "LICENSE"):
-        shutil.copy(ROOT / name, source / name)
-    shutil.copytree(ROOT / "fxguide", source / "fxguide", ignore=shutil.ignore_patterns("__pycache__"))
-    _run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(source)], cwd=out)
-
-
-@pytest.fixture(scope="session")
-def wheel(once_per_run) -> Path:
-    (built,) = once_per_run("wheel", _build_wheel).glob("fxguide-*.whl")
-    return built
 
 
 def _install(wheel: Path) -> Callable[[Path], None]:

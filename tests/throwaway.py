@@ -1,10 +1,12 @@
 """Throwaway things the tests make: a copy of the site (real conf.py and fxguide, one page, one script) for
-build tests, and the environment of a reader's fresh process."""
+build tests, the wheel of fxguide, and the environment of a reader's fresh process."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -99,3 +101,17 @@ def reader_environment(home: Path, scratch: Path, *, path: str = "/usr/bin:/bin"
     """The variables a reader's fresh process gets: none of the developer's, its own home and temporary folder."""
     return {"PATH": path, "HOME": str(home), "TMPDIR": str(scratch), "MPLBACKEND": "Agg", "HF_HUB_OFFLINE": "1",
             **more}
+
+
+def build_wheel(out: Path) -> None:
+    """The wheel, built into ``out`` from a copy of what a source distribution holds (the build writes beside its
+    sources)."""
+    source = out / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(ROOT / name, source / name)
+    shutil.copytree(ROOT / "fxguide", source / "fxguide", ignore=shutil.ignore_patterns("__pycache__"))
+    command = [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(source)]
+    done = subprocess.run(command, cwd=out, capture_output=True, text=True)
+    assert done.returncode == 0, f"{' '.join(command)} failed (exit {done.returncode}):\n" \
+                                 f"{done.stdout[-4000:]}\n{done.stderr[-4000:]}"

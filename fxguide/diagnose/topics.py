@@ -52,11 +52,16 @@ TOPICS: tuple[tuple[str, Section, str], ...] = (
 )
 
 
+def _part(file: str) -> tuple[str, Section, str] | None:
+    """The row of :data:`TOPICS` whose prefix ``file`` starts with (the most specific: they come first)."""
+    return next((row for row in TOPICS if file.startswith(row[0])), None)
+
+
 def topic(file: str) -> Section | None:
     """The guide's section for the part of torch that ``file`` (``torch/fx/graph.py``, as the inventory names
     places) belongs to, or ``None`` outside the parts the guide covers."""
-    string("topic", "file", file)
-    return next((section for prefix, section, _ in TOPICS if file.startswith(prefix)), None)
+    row = _part(string("topic", "file", file))
+    return row[1] if row else None
 
 
 def described(file: str) -> str:
@@ -65,8 +70,8 @@ def described(file: str) -> str:
     >>> described("torch/_export/serde/serialize.py")
     'saving and loading exported programs'
     """
-    string("described", "file", file)
-    return next((words for prefix, _, words in TOPICS if file.startswith(prefix)), "")
+    row = _part(string("described", "file", file))
+    return row[2] if row else ""
 
 
 __all__ = ["TOPICS", "described", "topic"]

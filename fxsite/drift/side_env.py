@@ -29,6 +29,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 import xml.etree.ElementTree as ET
@@ -418,7 +419,7 @@ def _check_room(venv: Path) -> None:
         raise DriftToolingError(
             f"building the side environment {venv} needs about {SIDE_ENV_ROOM / 2**30:.0f} GB free; {where} has "
             f"{free / 2**30:.1f} GB. Free some (side environments of other releases in {venv.parent}, "
-            f"Inductor's caches in {Path(os.environ.get('TMPDIR') or '/tmp')}/torchinductor_*), or set "
+            f"Inductor's caches in {tempfile.gettempdir()}/torchinductor_*), or set "
             f"FXGUIDE_CACHE to a folder on a disk with room")
 
 
