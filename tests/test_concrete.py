@@ -9,6 +9,7 @@ import os
 import re
 import sys
 import timeit
+import types
 
 import pytest
 import torch
@@ -946,6 +947,100 @@ def test_a_value_forward_read_outside_the_graph_changed_after_tracing_raises(cha
     with pytest.raises(GuardError, match="guard_state: (the attribute self.depth|the global FACTOR_OF_TEST|"
                                          "os.environ\\['FXGUIDE_TEST_READS'\\])"):
         gm(torch.ones(2))
+
+
+SETTINGS_OF_TEST = {"scale": 2.0, "sizes": [3, 4]}
+HELPERS_OF_TEST = types.ModuleType("fxguide_test_helpers")  # a module of helpers the model's code names
+HELPERS_OF_TEST.SHIFT = 1.0
+
+
+@dataclasses.dataclass
+class SettingsOfTest:
+    act: str = "relu"
+    unused: int = 0
+
+
+class ReadsContainers(nn.Module):
+    offset = 0.5  # a class attribute
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.widths = [1, 2]
+        self.settings = SettingsOfTest()
+
+    def forward(self, x):
+        y = x * SETTINGS_OF_TEST["scale"] + len(self.widths) + self.offset + HELPERS_OF_TEST.SHIFT
+        return torch.relu(y) if self.settings.act == "relu" else torch.sigmoid(y)
+
+
+def _closure_of_test():
+    kept = {"power": 2}
+
+    def forward(x):
+        return x ** kept["power"]
+
+    return forward, kept
+
+
+@pytest.mark.parametrize("change", ["global dict item", "list appended to", "dataclass field", "class attribute",
+                                    "global of a module the code names", "variable of the enclosing function"])
+def test_a_container_or_object_forward_read_changed_in_place_after_tracing_raises(change, monkeypatch):
+    """What forward read through a container, a plain object, a class attribute, another module or a closure
+    is held by the graph as a constant: changing it in place after tracing raises (it used to return the
+    traced answer silently), and undoing the change makes the graph answer again."""
+    monkeypatch.setitem(sys.modules, HELPERS_OF_TEST.__name__, HELPERS_OF_TEST)
+    x = torch.tensor([-1.0, 2.0])
+    if change == "variable of the enclosing function":
+        model, kept = _closure_of_test()
+        gm = concrete_trace(model, (x,))
+        traced = gm(x)
+        kept["power"] = 3
+        where, undo = "the variable kept that", lambda: kept.update(power=2)
+    else:
+        model = ReadsContainers()
+        gm = concrete_trace(model, (x,))
+        traced = gm(x)
+        torch.testing.assert_close(traced, model(x))
+        where, undo = {
+            "global dict item": ("the global SETTINGS_OF_TEST", lambda: SETTINGS_OF_TEST.update(scale=2.0)),
+            "list appended to": ("the attribute self.widths", model.widths.pop),
+            "dataclass field": ("the attribute self.settings", lambda: setattr(model.settings, "act", "relu")),
+            "class attribute": ("the attribute self.offset", lambda: setattr(ReadsContainers, "offset", 0.5)),
+            "global of a module the code names": ("the global SHIFT of fxguide_test_helpers",
+                                                  lambda: setattr(HELPERS_OF_TEST, "SHIFT", 1.0)),
+        }[change]
+        {"global dict item": lambda: SETTINGS_OF_TEST.update(scale=-2.0),
+         "list appended to": lambda: model.widths.append(3),
+         "dataclass field": lambda: setattr(model.settings, "act", "sigmoid"),
+         "class attribute": lambda: setattr(ReadsContainers, "offset", 5.0),
+         "global of a module the code names": lambda: setattr(HELPERS_OF_TEST, "SHIFT", 2.0)}[change]()
+    try:
+        assert not torch.equal(model(x), traced), "eager answers otherwise now: the graph's answer would be wrong"
+        with pytest.raises(GuardError, match=f"guard_state: {where}"):
+            gm(x)
+    finally:
+        undo()
+    torch.testing.assert_close(gm(x), model(x))
+
+
+def test_a_field_of_a_read_object_that_the_code_never_names_may_change():
+    """An object is held through the attributes whose names the model's code uses: a field it never reads
+    changes nothing the graph computes, and the graph keeps answering."""
+    model = ReadsContainers()
+    x = torch.ones(2)
+    gm = concrete_trace(model, (x,))
+    model.settings.unused = 7
+    torch.testing.assert_close(gm(x), model(x))
+
+
+def test_a_container_too_large_to_read_on_every_call_is_left_unchecked_as_the_docs_say():
+    from fxguide._state import reads
+
+    assert reads.freeze(list(range(reads.LARGEST + 1)), set()) is None
+    assert reads.freeze(list(range(10)), set()) is not None
+    import fxguide.tracing.concrete as package
+
+    assert f"past {reads.LARGEST:,} items" in package.__doc__
 
 
 def test_print_log_and_warn_in_forward_happen_on_every_call_of_the_graph(capsys, caplog):

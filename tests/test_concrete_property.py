@@ -392,6 +392,27 @@ def module_attribute(self, x):  # guarded: how=4 changes the model's attribute b
     return x * self.factor
 
 
+def _closure_step():
+    held = {"power": 2}
+
+    def closure_read(self, x):  # guarded: how=4 changes the variable of the function around it
+        return x * held["power"]
+
+    return closure_read, held
+
+
+closure_read, _HELD_OF_STEP = _closure_step()
+SETTINGS_OF_STEP = {"shift": 1.0}  # a global container the settings_read step reads; how=4 sets an item
+
+
+def settings_read(self, x):  # guarded: how=4 changes an item of the global dict between calls
+    return x + SETTINGS_OF_STEP["shift"]
+
+
+def sizes_read(self, x):  # guarded: how=4 appends to the model's list between calls
+    return x * len(self.sizes)
+
+
 #: The steps asking each question of the list (the input structure is asked by every model: see forward).
 STEPS = {
     "truth": [value_branch], "comparison": [shape_equals, shape_at_least], "min-max-sorted": [min_of_sizes, sorted_sizes],
@@ -411,7 +432,8 @@ STEPS = {
     "example-inputs": [input_in_place], "traced-object": [traced_object], "compile-hints": [compile_hint],
     "in-place-operator": [augmented], "inference-mode": [inference_region], "train-eval": [training_branch],
     "output": [printed, logged, warned], "files": [file_opened], "environ": [environ_read],
-    "module-globals": [module_global], "module-attributes": [module_attribute],
+    "module-globals": [module_global, settings_read], "module-attributes": [module_attribute, sizes_read],
+    "closure": [closure_read],
 }
 STEPS["hasattr"].append(has_keys)
 REFUSED = [step for q in questions.QUESTIONS if q.answer == "refused" for step in STEPS[q.name]]
@@ -437,6 +459,7 @@ class Generated(nn.Module):
         self.calls = 0
         self.grid = (0, 0)
         self.factor = 2.0  # a plain attribute the module_attribute step reads; mutate(how=4) changes it
+        self.sizes = [2, 3]  # a list the sizes_read step reads; mutate(how=4) appends to it
 
     @torch.no_grad()
     def halve(self, x):
@@ -502,6 +525,9 @@ def mutate(model: Generated, how: int) -> None:
             SCALE_OF_STEP = -SCALE_OF_STEP
             os.environ[_FLAG] = "1"
             model.factor = -model.factor
+            model.sizes.append(4)
+            SETTINGS_OF_STEP["shift"] = -1.0
+            _HELD_OF_STEP["power"] = 3
 
 
 def _outside_reset() -> None:
@@ -509,6 +535,8 @@ def _outside_reset() -> None:
     global SCALE_OF_STEP
     SCALE_OF_STEP = 2.0
     os.environ.pop(_FLAG, None)
+    SETTINGS_OF_STEP["shift"] = 1.0
+    _HELD_OF_STEP["power"] = 2
 
 
 class _Records(logging.Handler):

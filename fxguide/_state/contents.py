@@ -38,13 +38,19 @@ class Saved(NamedTuple):
     attributes: dict[str, Any] | None
 
 
+def is_torchs(module: str) -> bool:
+    """Whether a module name is torch's own or Python's builtins (``torchvision``, ``torchaudio`` are not:
+    they are model code like any other library's)."""
+    return module in ("torch", "builtins") or module.startswith("torch.")
+
+
 def is_plain_object(value: Any) -> bool:
     """An object of the program's own (a config, a state holder) whose attributes code may change."""
     cls = type(value)
     plain = _PLAIN.get(cls)
     if plain is None:
         plain = _PLAIN[cls] = ((cls.__dictoffset__ != 0 or bool(_slots(cls))) and not issubclass(cls, _NOT_OBJECTS)
-                               and not cls.__module__.startswith(("torch", "builtins")))
+                               and not is_torchs(cls.__module__))
     return plain
 
 

@@ -33,6 +33,7 @@ import torch.nn.functional
 from torch import nn
 
 from fxguide._state import Generators, Held, kind_of
+from fxguide._state.contents import is_torchs
 
 
 class ToolTimeout(BaseException):
@@ -228,7 +229,7 @@ class Snapshot:
                 spaces.append(defined_in)
             # the model's own classes: a forward may set a class attribute (a counter, a cache, a flag)
             spaces += [cls for cls in type(module).__mro__
-                       if cls not in (object, nn.Module) and not cls.__module__.startswith(("torch", "builtins"))]
+                       if cls not in (object, nn.Module) and not is_torchs(cls.__module__)]
         # What torch.fx.wrap registered, which symbolic tracing (and export through it) patches while it runs:
         # a tool stopped by the time limit half-way must not leave a wrapped function in its module.
         from torch.fx import _symbolic_trace as fx_trace

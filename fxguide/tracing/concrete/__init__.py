@@ -62,23 +62,29 @@ What ``forward`` does outside torch is done again by the graph: its
 ``warnings.warn`` and writes to ``sys.stdout``/``sys.stderr`` become nodes
 making the same call on every call (the functions of ``_replay``);
 a file it opens is refused. What it reads outside torch is checked by
-``guard_state`` on every call: the plain values (numbers, strings, dtypes,
-tuples of them) of the module globals and of the attributes of the traced
-modules that the model's code names, and the ``os.environ`` variables it
-reads.
+``guard_state`` on every call: the globals and the attributes (their own or
+their classes') of the traced modules that the model's code names, the
+globals of a module it names (``helpers.SCALE``), the variables of enclosing
+functions that a traced function reads, and the ``os.environ`` variables it
+reads. A plain value (a number, string, dtype, a tuple of them) is compared
+as it is; a container or a plain object (a dict of settings, a list of
+sizes, a config object, a dataclass) is compared deeply, an object through
+the attributes whose names the code uses (:mod:`fxguide._state.reads`).
 
 Not guarded: identity (``v is w``, which Python answers without asking the
 value), ``type(v)`` in modules other than those defining the model's
 ``forward`` methods, functions imported by name (``from torch import
 is_grad_enabled, zeros``, ``from os import environ``, ``from warnings import
 warn``) into modules other than those (there, the name is re-pointed while
-tracing, as ``torch.is_grad_enabled`` is), the stand-in's own attributes read directly (``x.node``), a global read by a
-helper function that ``forward`` calls, or one holding a mutable object,
+tracing, as ``torch.is_grad_enabled`` is), the stand-in's own attributes read
+directly (``x.node``), a tensor, module or function swapped for another of the
+same type inside a container the code reads, a value read past 2,000 items
+or six levels deep (checking it on every call would cost more than the call),
 state the diff does not reach (more than four levels deep or past 10,000
-objects, the globals of other modules, the inside of C objects such as an
-``lru_cache``, another thread's changes), and a cache that ``forward`` fills
-once (traced, since a second call changes nothing; tracing leaves it empty,
-and the graph's calls do not fill it).
+objects, the globals of modules the model's code neither runs in nor names,
+the inside of C objects such as an ``lru_cache``, another thread's changes),
+and a cache that ``forward`` fills once (traced, since a second call changes
+nothing; tracing leaves it empty, and the graph's calls do not fill it).
 
 The package: ``_records`` (decisions, guards, the errors), ``_frames`` (whose
 code is asking), ``_proxy`` (the proxies' conversions to Python values),

@@ -32,6 +32,7 @@ from torch import nn
 from torch.utils import _pytree as pytree
 
 from fxguide._state import Generators, Held, Path, Settings, is_plain_object, text
+from fxguide._state.contents import is_torchs
 from fxguide.tracing.concrete._effects import Effects, storage_key
 from fxguide.tracing.concrete._records import UnguardableError
 
@@ -174,7 +175,7 @@ def _global_spaces(root: Any, classes: list[type]) -> list[tuple[str, Any]]:
         module = sys.modules.get(names.get("__name__", ""))
         owner = module if isinstance(module, types.ModuleType) and vars(module) is names else _Globals(names)
         spaces[id(names)] = (str(names.get("__name__", "<globals>")), owner)
-    return [(name, owner) for name, owner in spaces.values() if not name.startswith(("torch", "builtins"))]
+    return [(name, owner) for name, owner in spaces.values() if not is_torchs(name)]
 
 
 class Before:

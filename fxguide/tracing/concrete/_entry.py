@@ -23,8 +23,8 @@ from fxguide.tracing.concrete._modes import StateGuard
 from fxguide.tracing.concrete._records import (Decision, Guard, GuardError, RaisesGuard, UnguardableError,
                                                _check_example, _pending_guard)
 from fxguide.tracing.concrete._settled import unsettled
-from fxguide.tracing.concrete._tracer import (ConcreteTracer, _Interceptions, attributes_read, globals_read,
-                                              model_code, set_attribute)
+from fxguide.tracing.concrete._tracer import (ConcreteTracer, _Interceptions, attributes_read, cells_read,
+                                              globals_read, model_code, set_attribute)
 from fxguide.tracing.concrete.questions import _OFF
 
 _UNKNOWN = object()
@@ -215,7 +215,7 @@ def _trace(root: nn.Module | Callable[..., Any], args: tuple[Any, ...], kwargs: 
         written = {node.args[1] for node in gm.graph.nodes if node.target is set_attribute and len(node.args) > 1}
         state = StateGuard(root.training if isinstance(root, nn.Module) else None, inlined, where,
                            globals_read(code), getattr(tracer, "environ_reads", {}) if reads else {},
-                           attributes_read(inlined, code, written))
+                           attributes_read(inlined, code, written), cells_read(root, code) if reads else [])
         state.train(gm.training)
         install_check(gm, "guard_state", state)
         insert_check(gm, "guard_state", ())

@@ -19,7 +19,9 @@ from typing import Any
 from torch import nn
 
 from fxguide._state import hooks_registered, same_value
+from fxguide._state.reads import _SHORT, Read, Same, freeze
 from fxguide.tracing.concrete._records import Decision, GuardError, _refuse_retrace
+from fxguide.tracing.concrete._tracer import _MISSING, lookup
 
 _ADVICE = ('Trace again after the change (concrete_trace(..., on_mismatch="retrace") does so by itself), or '
            "undo it before calling the graph.")
@@ -33,6 +35,19 @@ def _hooks(module: nn.Module) -> tuple[tuple[int, ...], ...]:
 _UNSET = object()
 
 
+def _unchanged(kept: Any, now: Any, memo: dict[tuple[int, int], Any]) -> bool:
+    """Whether a value the model's code read when traced still holds what the graph holds (a plain value is
+    kept as it was, a container or object as a deep :class:`~fxguide._state.reads.Read`, an object the graph
+    holds as :class:`~fxguide._state.reads.Same`). ``memo``: the records made during this check (a config
+    object every layer holds is recorded once)."""
+    if isinstance(kept, Read):
+        key = (id(now), id(kept.names))
+        if key not in memo:
+            memo[key] = freeze(now, kept.names)
+        return bool(memo[key] == kept.record)
+    return kept.unchanged(now) if isinstance(kept, Same) else same_value(kept, now)
+
+
 class StateGuard(nn.Module):
     """Checks, before the graph runs, the training flags and hooks it was traced with (see the module docstring).
 
@@ -44,7 +59,8 @@ class StateGuard(nn.Module):
     def __init__(self, training: bool | None, inlined: list[tuple[str, nn.Module]], where: tuple[str, int],
                  globals_read: list[tuple[str, str, Any]] | None = None,
                  environ_read: dict[str, str | None] | None = None,
-                 attributes_read: dict[str, dict[str, Any]] | None = None) -> None:
+                 attributes_read: dict[str, dict[str, Any]] | None = None,
+                 cells_read: list[tuple[Any, int, Any]] | None = None) -> None:
         super().__init__()
         self.traced_training = training
         self.watched = [(path, weakref.ref(m), m.training, _hooks(m)) for path, m in inlined]
@@ -53,6 +69,8 @@ class StateGuard(nn.Module):
         self.where = where
         self.globals_read = list(globals_read or [])  # (module name, global name, value when traced)
         self.environ_read = dict(environ_read or {})  # variable -> its value when traced (None: unset)
+        # (function, index, value when traced): the enclosing functions' variables that forward reads
+        self.cells_read = [(weakref.ref(f), index, value) for f, index, value in cells_read or ()]
 
     _is_impure = True  # read by torch.fx.Node.is_impure: dead-code elimination keeps the check
 
@@ -68,6 +86,7 @@ class StateGuard(nn.Module):
         return GuardError(Decision(-1, "state", traced, filename, lineno, what), now, advice=_ADVICE)
 
     def check_call(self, owner: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
+        memo: dict[tuple[int, int], Any] = {}
         if self.traced_training is not None and owner.training != self.traced_training:
             raise self._error("the training flag of the traced graph (.train()/.eval())", self.traced_training,
                               owner.training)
@@ -81,16 +100,27 @@ class StateGuard(nn.Module):
                 raise self._error(f"the hooks of {path} (a hook added or removed)", f"{sum(map(len, hooks))} hooks",
                                   f"{sum(map(len, _hooks(module)))} hooks")
             for name, value in getattr(self, "attributes_read", {}).get(path, {}).items():
-                now = vars(module).get(name, _UNSET)
-                if not same_value(value, now):
-                    raise self._error(f"the attribute {path}.{name} (read by forward; the graph holds its value)",
-                                      repr(value), "deleted" if now is _UNSET else repr(now))
+                now = lookup(module, name)
+                if not _unchanged(value, now, memo):
+                    raise self._error(f"the attribute {path}.{name} (read by forward; the graph holds "
+                                      f"{'the object it was' if isinstance(value, Same) else 'its value'})",
+                                      repr(value), "deleted" if now is _MISSING else _SHORT.repr(now))
         for module_name, name, value in getattr(self, "globals_read", ()):
             namespace = vars(sys.modules[module_name]) if module_name in sys.modules else {}
             now = namespace.get(name, _UNSET)
-            if not same_value(value, now):
-                raise self._error(f"the global {name} of {module_name} (read by forward; the graph holds its "
-                                  f"value)", repr(value), "unset" if now is _UNSET else repr(now))
+            if not _unchanged(value, now, memo):
+                raise self._error(f"the global {name} of {module_name} (read by forward; the graph holds "
+                                  f"{'the object it was' if isinstance(value, Same) else 'its value'})", repr(value), "unset" if now is _UNSET else _SHORT.repr(now))
+        for ref, index, value in getattr(self, "cells_read", ()):
+            function = ref()
+            if function is None:
+                continue
+            cell = function.__closure__[index]
+            now = cell.cell_contents
+            if not _unchanged(value, now, memo):
+                name = function.__code__.co_freevars[index]
+                raise self._error(f"the variable {name} that {function.__qualname__} reads from the function "
+                                  f"around it (the graph holds its value)", repr(value), _SHORT.repr(now))
         for variable, value in getattr(self, "environ_read", {}).items():
             now = os.environ.get(variable)
             if now != value:
@@ -104,7 +134,10 @@ class StateGuard(nn.Module):
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        state["watched"] = []  # weak references to the model's modules: a pickled graph no longer shares them
+        # weak references to the model's modules and functions: a pickled graph no longer shares them (nor
+        # the attributes of those modules); a global is kept unless it is an object pickling cannot find again
+        state["watched"], state["cells_read"], state["attributes_read"] = [], [], {}
+        state["globals_read"] = [(m, n, v) for m, n, v in self.globals_read if not isinstance(v, Same) or v.picklable()]
         return state
 
     def extra_repr(self) -> str:

@@ -13,7 +13,7 @@ import sys
 import threading
 import types
 import warnings
-from collections.abc import Callable, Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from typing import Any
 
 import torch
@@ -24,6 +24,8 @@ from torch.fx.proxy import Attribute
 from torch.utils import _pytree as pytree
 
 from fxguide._state import same_value
+from fxguide._state.contents import is_torchs
+from fxguide._state.reads import Read, Same
 from fxguide.tracing.concrete import _replay
 from fxguide.tracing.concrete._effects import Effects
 from fxguide.tracing.concrete._frames import _TORCH_DIR, _inside_try, _is_user_frame, _user_location
@@ -87,7 +89,7 @@ def class_functions(classes: list[type]) -> dict[str, list[types.FunctionType]]:
     """The methods and property getters the model's classes define (torch's own left out), by name."""
     found: dict[str, list[types.FunctionType]] = {}
     for klass in {k for cls in set(classes) for k in cls.__mro__}:
-        if klass.__module__.startswith(("torch", "builtins")):
+        if is_torchs(klass.__module__):
             continue
         for name, attribute in vars(klass).items():
             function = attribute.fget if isinstance(attribute, property) else attribute
@@ -96,12 +98,24 @@ def class_functions(classes: list[type]) -> dict[str, list[types.FunctionType]]:
     return found
 
 
+def _is_theirs(namespace: Mapping[str, Any]) -> bool:
+    """Torch's own code and state (its settings are guarded as settings, its functions traced as operations)."""
+    return is_torchs(str(namespace.get("__name__", "")))
+
+
+def _modules_named(code: types.CodeType, namespace: Mapping[str, Any]) -> list[types.ModuleType]:
+    """The Python modules (torch's left out) that ``code`` names as globals: ``helpers.SCALE``, ``cfg.size()``."""
+    return [value for name in code.co_names if isinstance(value := namespace.get(name), types.ModuleType)
+            and not _is_theirs(vars(value))]
+
+
 def model_code(root: Any, running: Mapping[types.CodeType, dict[str, Any]]) -> dict[types.CodeType, dict[str, Any]]:
     """The code the model runs, each with the globals it reads from (torch's own left out).
 
     That is the ``forward`` methods (or the traced function), the functions that were running when a node
     was recorded (``running``), their nested functions, and, three calls deep, the functions of their
-    module and the methods and property getters of the model's classes that they name.
+    module (or of a module they name, ``helpers.scale(x)``) and the methods and property getters of the
+    model's classes that they name.
     """
     members = class_functions([type(m) for m in root.modules()] if isinstance(root, nn.Module) else [])
     pending = [(f.__code__, f.__globals__, 0) for f in forwards_of(root) if isinstance(f, types.FunctionType)]
@@ -109,49 +123,160 @@ def model_code(root: Any, running: Mapping[types.CodeType, dict[str, Any]]) -> d
     found: dict[types.CodeType, dict[str, Any]] = {}
     while pending:
         code, namespace, depth = pending.pop()
-        if code in found or str(namespace.get("__name__", "")).startswith("torch"):
+        if code in found or _is_theirs(namespace):
             continue
         found[code] = namespace
         pending.extend((c, namespace, depth) for c in code.co_consts if isinstance(c, types.CodeType))
         if depth < 3:
+            spaces = [namespace, *(vars(m) for m in _modules_named(code, namespace))]
             for name in code.co_names:
-                value = namespace.get(name)
-                called = [value] if isinstance(value, types.FunctionType) else []
+                called = [v for space in spaces if isinstance(v := space.get(name), types.FunctionType)]
                 pending.extend((f.__code__, f.__globals__, depth + 1) for f in [*called, *members.get(name, ())])
     return found
 
 
+def names_read(code: Mapping[types.CodeType, Any]) -> frozenset[str]:
+    """The names ``code`` uses for globals and attributes, and the strings it could name one with
+    (``getattr(self.config, "use_cache", False)``)."""
+    names: set[str] = set()
+    for inner in code:
+        names.update(inner.co_names)
+        names.update(c for c in inner.co_consts if isinstance(c, str) and c.isidentifier())
+    return frozenset(names)
+
+
+def _kept(value: Any, names: frozenset[str], held: tuple[type, ...] = (types.FunctionType, type)) -> Any:
+    """What the graph is checked against for a value the model's code read: the value itself when it is plain,
+    a deep :class:`~fxguide._state.reads.Read` of a container or plain object, the object itself
+    (:class:`~fxguide._state.reads.Same`) for one of the ``held`` kinds the graph calls or holds, ``_MISSING``
+    for anything else."""
+    if _plain(value):
+        return value
+    if isinstance(value, held):
+        return Same(value)
+    if isinstance(value, (types.ModuleType, types.FunctionType, type, nn.Module, torch.Tensor)):
+        return _MISSING
+    read = Read.of(value, names)
+    return _MISSING if read is None else read
+
+
 def globals_read(code: Mapping[types.CodeType, dict[str, Any]]) -> list[tuple[str, str, Any]]:
-    """The module globals holding plain values that ``code`` (:func:`model_code`) names, as (module, name, value):
-    the graph holds the values they had. A namespace that is not an imported module's is left out."""
+    """The module globals that ``code`` (:func:`model_code`) reads, as (module, name, what is kept: see
+    :func:`_kept`), those of a module it names (``helpers.SCALE``) too: the graph holds the values they had.
+    A namespace that is not an imported module's is left out."""
+    names = names_read(code)
     found: dict[tuple[str, str], Any] = {}
     for inner, namespace in code.items():
-        module = namespace.get("__name__")
-        if not isinstance(module, str) or vars(sys.modules.get(module, types)) is not namespace:
-            continue
-        for name in inner.co_names:
-            value = namespace.get(name, _MISSING)
-            if value is not _MISSING and _plain(value):
-                found[(module, name)] = value
+        spaces = [namespace, *(vars(m) for m in _modules_named(inner, namespace))]
+        for space in spaces:
+            module = space.get("__name__")
+            if not isinstance(module, str) or vars(sys.modules.get(module, types)) is not space:
+                continue
+            for name in inner.co_names:
+                if (module, name) in found or name.startswith("__"):
+                    continue
+                kept = _kept(space.get(name, _MISSING), names)
+                if kept is not _MISSING:
+                    found[(module, name)] = kept
     return [(module, name, value) for (module, name), value in found.items()]
 
 
 _MISSING = object()
 
 
+@functools.cache
+def _class_names(cls: type) -> frozenset[str]:
+    """The names the model's own classes in ``cls``'s MRO define (torch's left out)."""
+    names: set[str] = set()
+    for klass in cls.__mro__:
+        if is_torchs(klass.__module__):
+            break
+        names.update(vars(klass))
+    return frozenset(names)
+
+
+def _functions_held(root: Any, namespaces: Iterable[Mapping[str, Any]]) -> Iterator[types.FunctionType]:
+    """The functions the model can reach without running code: the traced one, the ``forward`` methods and
+    methods of the model's classes, the module globals of its code, and what its modules' attributes hold
+    (a function, or a list, tuple or dict of them)."""
+    yield from (f for f in forwards_of(root) if isinstance(f, types.FunctionType))
+    if isinstance(root, nn.Module):
+        yield from (f for fs in class_functions([type(m) for m in root.modules()]).values() for f in fs)
+    values: list[Any] = [v for space in {id(n): n for n in namespaces}.values() for v in space.values()]
+    if isinstance(root, nn.Module):
+        values += [v for m in root.modules() for v in vars(m).values()]
+    for value in values:
+        held = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else (value,)
+        yield from (f for f in held if isinstance(f, types.FunctionType))
+
+
+def cells_read(root: Any, code: Mapping[types.CodeType, Any]) -> list[tuple[Any, int, Any]]:
+    """The variables of enclosing functions (``def make(k): def f(x): return x * k[0]``) that the model's
+    code (:func:`model_code`) reads, as (function, index in its closure, what :func:`_kept` keeps). The
+    functions are those the model holds (:func:`_functions_held`) whose code is the model's; a closure
+    reached only through another object (a ``functools.partial``, an instance's bound method) is not seen."""
+    names = names_read(code)
+    found = []
+    running = {inner for inner in code if inner.co_freevars}
+    functions = {id(f): f for f in _functions_held(root, code.values()) if f.__code__ in running}
+    for function in functions.values():
+        for index, cell in enumerate(getattr(function, "__closure__", None) or ()):
+            try:
+                value = cell.cell_contents
+            except ValueError:  # not yet bound
+                continue
+            kept = _kept(value, names)
+            if kept is not _MISSING:
+                found.append((function, index, kept))
+    return found
+
+
+#: What a module's attribute may hold that the graph holds itself, checked by identity: a submodule (a leaf the
+#: graph calls, or a ModuleList it iterates), a tensor attribute (a constant of the graph), a parameter or
+#: buffer, a function or class.
+_HELD_ON_MODULES = (nn.Module, torch.Tensor, types.FunctionType, types.BuiltinFunctionType, type)
+
+
+def lookup(module: nn.Module, name: str) -> Any:
+    """``module.name`` as Python finds it without running code: the instance's attribute (a submodule, parameter
+    or buffer too), else its class's
+    (a class attribute of the model's own classes; torch's and methods left out), else ``_MISSING``."""
+    own = vars(module)
+    if name in own:
+        return own[name]
+    for registry in (module._modules, module._parameters, module._buffers):
+        if name in registry:
+            return registry[name]
+    for klass in type(module).__mro__:
+        if is_torchs(klass.__module__):
+            break
+        if name in vars(klass):
+            value = vars(klass)[name]
+            return _MISSING if isinstance(value, (types.FunctionType, property, staticmethod, classmethod)) \
+                else value
+    return _MISSING
+
+
 def attributes_read(modules: list[tuple[str, nn.Module]], code: Mapping[types.CodeType, Any],
                     written: set[str]) -> dict[str, dict[str, Any]]:
-    """The plain-valued Python attributes of ``modules`` that ``code`` (:func:`model_code`) names, by module path:
-    the graph holds the values they had. ``written``: names a node of the graph sets on every call
-    (``self.grid = (n, 2)``), which change with the input and are not read."""
-    names = {name for inner in code for name in inner.co_names}
+    """The Python attributes of ``modules`` (their own or their classes') that ``code`` (:func:`model_code`)
+    names, by module path, as :func:`_kept` keeps them: the graph holds the values they had. ``written``: names
+    a node of the graph sets on every call (``self.grid = (n, 2)``), which change with the input and are not
+    read."""
+    names = names_read(code)
     found: dict[str, dict[str, Any]] = {}
     for path, module in modules:
-        plain = {name: value for name, value in vars(module).items()
-                 if name in names and name not in written and not name.startswith("_") and name != "training"
-                 and _plain(value)}
-        if plain:
-            found[path] = plain
+        kept = {}
+        own = vars(module).keys() | module._modules.keys() | module._parameters.keys() | module._buffers.keys()
+        for name in names & (own | _class_names(type(module))):
+            if name in written or name.startswith("_") or name == "training":
+                continue
+            value = lookup(module, name)
+            held = _MISSING if value is _MISSING else _kept(value, names, _HELD_ON_MODULES)
+            if held is not _MISSING:
+                kept[name] = held
+        if kept:
+            found[path] = kept
     return found
 
 

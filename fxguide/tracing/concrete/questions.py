@@ -97,8 +97,10 @@ GUARDS: dict[str, str] = {
     "inference-mode": "refused: an inference_mode region opened inside forward",
     "side-effects": "print, logging, warnings.warn and sys.stdout/sys.stderr writes in forward are graph nodes "
                     "that make the same call on every call; a file opened in forward is refused",
-    "reads": "guard_state: the plain-valued module globals and module attributes the model's code names, and the "
-             "os.environ variables it reads, re-read and compared on every call",
+    "reads": "guard_state: the module globals, module attributes (their own or their classes') and enclosing "
+             "functions' variables the model's code names, and the os.environ variables it reads, re-read and "
+             "compared on every call: plain values as they are, containers and objects deeply, submodules, "
+             "tensors and functions by identity",
     "modes": "guard_state: the training flags and hooks of the modules whose code the graph holds, and torch's "
              "global module hooks, checked before every call; backward hooks on those modules refused",
 }
@@ -182,13 +184,19 @@ QUESTIONS: list[Question] = [
              "the graph would not open the file again; read it before tracing and pass what it holds"),
     Question("environ", "``os.environ.get(name)``, ``os.environ[name]``, ``os.getenv(name)``", "guarded", "reads",
              "the value read is compared with the variable's on every call"),
-    Question("module-globals", "``x * SCALE`` (a global of the model's module holding a number, string, dtype "
-             "or tuple of them)", "guarded", "reads",
-             "compared with the global's value on every call; a global read by a function the model calls is "
-             "seen when that function records an operation or is named by the model's code"),
-    Question("module-attributes", "``x * self.factor`` (a plain attribute of a module whose code the graph holds: "
-             "a number, string, dtype or tuple of them)", "guarded", "reads",
-             "compared with the module's attribute on every call, through the traced model's modules"),
+    Question("module-globals", "``x * SCALE``, ``x * CFG['scale']``, ``x * helpers.SHIFT`` (a global of the model's "
+             "module or of a module its code names: a plain value, or a container or object holding them)",
+             "guarded", "reads",
+             "compared with the global's value on every call (a container or object deeply); a global read by "
+             "a function the model calls is seen when that function records an operation or is named by the "
+             "model's code"),
+    Question("module-attributes", "``x * self.factor``, ``len(self.sizes)``, ``self.config.act`` (an attribute, "
+             "its own or its class's, of a module whose code the graph holds: a plain value, or a container or "
+             "object holding them)", "guarded", "reads",
+             "compared with the module's attribute on every call (a container or object deeply), through the "
+             "traced model's modules"),
+    Question("closure", "``x ** kept['power']`` (a variable of the function around a traced function)",
+             "guarded", "reads", "compared with the variable's value on every call (a container deeply)"),
     # -- the model and the call
     Question("try-except", "an operation inside ``try: ... except E:``", "guarded", "raises",
              "whether it raises, and which exception type"),

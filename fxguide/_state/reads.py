@@ -1,0 +1,193 @@
+"""A value the model's code read while tracing, kept deeply so that a later change of it can be seen.
+
+A graph holds what its code read from Python as constants: ``x * CFG["scale"]`` becomes ``x * 2``, a branch
+on ``self.opts["act"]`` keeps one branch, ``len(self.sizes)`` becomes a number. When such a value changes
+after tracing (a dict item set, a list appended to, a config object's attribute set, a class attribute
+rebound), eager mode computes something else and the graph does not. :func:`freeze` records the value
+deeply (numbers, strings and the like, and the containers and plain objects holding them), and
+:class:`Read` compares the record with the value now. Objects of the program's own (a config, a
+dataclass) are recorded through the attributes whose names the model's code uses; what is neither
+plain data nor such a container (a tensor, a module, a function, the standard library's objects such as a
+logger) is recorded by its type only: swapping one for another of the same type is not seen there. An
+object the graph holds itself (a submodule, a tensor, a function it calls) is checked by identity instead
+(:class:`Same`).
+
+>>> cfg = {"scale": 2, "sizes": [3, 4]}
+>>> read = Read.of(cfg, names=set())
+>>> read.unchanged(cfg)
+True
+>>> cfg["sizes"].append(5)
+>>> read.unchanged(cfg)
+False
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import reprlib
+import sys
+from collections.abc import Collection
+from typing import Any
+
+from torch import nn
+
+from fxguide._state.contents import _ATOMS, attributes, kind_of
+
+#: The most items a record holds: a larger value is not kept (reading it on every call would cost too much).
+LARGEST = 2000
+#: How deep a record goes into containers of containers.
+DEPTH = 6
+
+_TOO_BIG = object()
+_SHORT = reprlib.Repr()
+_SHORT.maxstring = _SHORT.maxother = 60
+
+
+class _Budget:
+    def __init__(self) -> None:
+        self.left = LARGEST
+
+
+def _atom(value: Any) -> Any:
+    if isinstance(value, (float, complex)) and math.isnan(abs(value)):
+        return (type(value).__name__, "nan")  # NaN == NaN is False: kept as a marker
+    return (type(value).__name__, value)
+
+
+def _record(value: Any, names: Collection[str], budget: _Budget, depth: int) -> Any:
+    budget.left -= 1
+    if budget.left < 0 or depth > DEPTH:
+        raise OverflowError
+    if type(value) in _ATOMS or isinstance(value, enum.Enum):
+        return _atom(value)
+    if type(value) in (tuple, frozenset):
+        items = tuple(_record(v, names, budget, depth + 1) for v in value)
+        return (type(value).__name__, items if type(value) is tuple else frozenset(items))
+    kind = kind_of(value)
+    if kind in ("list", "deque") or (kind is None and isinstance(value, tuple)):  # a namedtuple too
+        return (type(value).__qualname__, tuple(_record(v, names, budget, depth + 1) for v in value))
+    if kind == "set":
+        return ("set", frozenset(_record(v, names, budget, depth + 1) for v in value))
+    if kind == "dict":
+        return (type(value).__qualname__,
+                tuple((_record(k, names, budget, depth + 1), _record(v, names, budget, depth + 1))
+                      for k, v in dict.items(value)))
+    if kind in ("bytearray", "array"):
+        data = bytes(value) if kind == "bytearray" else value.tobytes()
+        budget.left -= len(data) // 64
+        return (kind, data)
+    if kind == "ndarray":
+        budget.left -= value.size
+        if budget.left < 0:
+            raise OverflowError
+        return ("ndarray", value.shape, str(value.dtype), value.tobytes())
+    if kind == "object" and type(value).__module__.partition(".")[0] not in sys.stdlib_module_names:
+        own = attributes(value)
+        return (type(value).__qualname__,
+                tuple((n, _record(own[n], names, budget, depth + 1)) for n in sorted(own) if n in names))
+    return ("<" + type(value).__qualname__ + ">",)  # a tensor, a module, a function, a generator...
+
+
+def freeze(value: Any, names: Collection[str]) -> Any:
+    """A deep record of ``value`` (see the module docstring); ``None`` when it is too large or too deep to keep."""
+    try:
+        return _record(value, names, _Budget(), 0)
+    except (OverflowError, RecursionError):
+        return None
+
+
+class Read:
+    """What the model's code read from one place when traced: its record and a short text of it.
+
+    ``names``: the attribute names the model's code uses (an object is recorded through those only).
+    """
+
+    __slots__ = ("names", "record", "text")
+
+    def __init__(self, record: Any, names: frozenset[str], text: str) -> None:
+        self.record, self.names, self.text = record, names, text
+
+    @classmethod
+    def of(cls, value: Any, names: Collection[str]) -> Read | None:
+        """The read of ``value``, or ``None`` when it cannot be kept (too large) or holds nothing plain."""
+        kept = frozenset(names)
+        record = freeze(value, kept)
+        if record is None or (len(record) == 1 and str(record[0]).startswith("<")):
+            return None
+        return cls(record, kept, _SHORT.repr(value))
+
+    def unchanged(self, now: Any) -> bool:
+        """Whether ``now`` holds what was read."""
+        return freeze(now, self.names) == self.record
+
+    def __getstate__(self) -> tuple[Any, frozenset[str], str]:
+        return self.record, self.names, self.text
+
+    def __setstate__(self, state: tuple[Any, frozenset[str], str]) -> None:
+        self.record, self.names, self.text = state
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Read) and (self.record, self.names) == (other.record, other.names)
+
+    def __hash__(self) -> int:
+        return hash((self.record, self.names))
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+class Same:
+    """An object the graph holds itself (a submodule, a tensor attribute, a function it calls): the model's
+    code must still find that very object. For a module, its direct children too (a ``ModuleList`` that
+    forward iterates: the graph holds one step per child)."""
+
+    __slots__ = ("children", "value")
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+        self.children = tuple(value._modules.values()) if isinstance(value, nn.Module) else None
+
+    def unchanged(self, now: Any) -> bool:
+        if now is not self.value:
+            return False
+        if self.children is None:
+            return True
+        children = tuple(now._modules.values())
+        return len(children) == len(self.children) and all(a is b for a, b in zip(children, self.children))
+
+    def picklable(self) -> bool:
+        """Whether pickling keeps this very object (a function or class found again by its name)."""
+        value = self.value
+        module = sys.modules.get(getattr(value, "__module__", None) or "")
+        found: Any = module
+        for part in str(getattr(value, "__qualname__", "<>")).split("."):
+            found = getattr(found, part, None)
+        return found is value
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Same) or other.value is not self.value:
+            return False
+        if self.children is None or other.children is None:
+            return self.children is other.children
+        return len(self.children) == len(other.children) and all(
+            a is b for a, b in zip(self.children, other.children))
+
+    def __hash__(self) -> int:
+        return id(self.value)
+
+    def __copy__(self) -> Same:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Same:  # the very object is what is checked: never copied
+        return self
+
+    def __getstate__(self) -> tuple[Any, Any]:
+        return self.value, self.children
+
+    def __setstate__(self, state: tuple[Any, Any]) -> None:
+        self.value, self.children = state
+
+    def __repr__(self) -> str:
+        children = "" if not self.children else f" holding {len(self.children)} modules"
+        return f"{type(self.value).__name__} at {id(self.value):#x}{children}"
