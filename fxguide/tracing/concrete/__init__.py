@@ -69,7 +69,7 @@ functions that a traced function reads, and the ``os.environ`` variables it
 reads. A plain value (a number, string, dtype, a tuple of them) is compared
 as it is; a container or a plain object (a dict of settings, a list of
 sizes, a config object, a dataclass) is compared deeply, an object through
-the attributes whose names the code uses (:mod:`fxguide._state.reads`).
+the attributes whose names the code uses.
 
 Not guarded: identity (``v is w``, which Python answers without asking the
 value), ``type(v)`` in modules other than those defining the model's
