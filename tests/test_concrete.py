@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import io
 import os
 import re
@@ -1020,6 +1021,79 @@ def test_a_container_or_object_forward_read_changed_in_place_after_tracing_raise
             gm(x)
     finally:
         undo()
+    torch.testing.assert_close(gm(x), model(x))
+
+
+class _Scaler:
+    def __init__(self, k: float) -> None:
+        self.k = k
+
+    def scale(self, x):
+        return x * self.k
+
+
+class HoldsObjects(nn.Module):
+    """A model whose forward reads objects the graph then holds: a leaf, a buffer, a tensor attribute, a
+    ModuleList it iterates, a leaf's parameter and plain attribute, a partial, a bound method, a tuple with a
+    tensor."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+        self.register_buffer("shift", torch.ones(3))
+        self.mask = torch.ones(3)
+        self.acts = nn.ModuleList([nn.ReLU()])
+        self.act = functools.partial(nn.functional.leaky_relu, negative_slope=0.1)
+        self.scaler = _Scaler(2.0).scale
+        self.pair = (torch.ones(3), 2)
+
+    def forward(self, x):
+        x = self.lin(x) + nn.functional.linear(x, self.lin.weight) * (self.lin.in_features == 3)
+        for act in self.acts:
+            x = act(x)
+        return self.scaler(self.act(x * self.mask - self.shift)) * self.pair[0] * self.pair[1]
+
+
+REBOUND = {
+    "a leaf submodule replaced": ("self.lin", lambda m: setattr(m, "lin", nn.Linear(3, 3))),
+    "a buffer rebound": ("self.shift", lambda m: setattr(m, "shift", torch.zeros(3))),
+    "a tensor attribute rebound": ("self.mask", lambda m: setattr(m, "mask", torch.zeros(3))),
+    "a ModuleList appended to": ("self.acts", lambda m: m.acts.append(nn.Sigmoid())),
+    "a leaf's parameter rebound": ("self.lin.weight",
+                                   lambda m: setattr(m.lin, "weight", nn.Parameter(torch.zeros(3, 3)))),
+    "a leaf's plain attribute": ("self.lin.in_features", lambda m: setattr(m.lin, "in_features", 4)),
+    "a partial's argument": ("self.act", lambda m: setattr(m, "act", functools.partial(
+        nn.functional.leaky_relu, negative_slope=0.5))),
+    "a bound method's object": ("self.scaler", lambda m: setattr(m.scaler.__self__, "k", 3.0)),
+    "a tuple's tensor": ("self.pair", lambda m: setattr(m, "pair", (torch.zeros(3), 2))),
+}
+
+
+@pytest.mark.parametrize("change", REBOUND)
+def test_an_object_the_graph_holds_rebound_or_changed_after_tracing_raises(change):
+    """The graph holds the very objects forward found (it calls that leaf, reads that buffer, unrolled that
+    ModuleList, kept that partial's argument): rebinding one after tracing raises instead of computing
+    with the old object."""
+    model = HoldsObjects()
+    x = torch.tensor([[-1.0, 2.0, 3.0]])
+    gm = concrete_trace(model, (x,))
+    torch.testing.assert_close(gm(x), model(x))
+    where, rebind = REBOUND[change]
+    rebind(model)
+    with pytest.raises(GuardError, match=re.escape(f"guard_state: the attribute {where} ")):
+        gm(x)
+
+
+def test_changes_made_in_place_to_what_the_graph_shares_are_followed_not_refused():
+    """The graph shares the model's tensors: load_state_dict, an in-place update of a parameter or of a tensor
+    inside a tuple attribute change what it computes as they change eager mode, and nothing raises."""
+    model = HoldsObjects()
+    x = torch.tensor([[-1.0, 2.0, 3.0]])
+    gm = concrete_trace(model, (x,))
+    model.load_state_dict({k: v * 2 for k, v in model.state_dict().items()})
+    with torch.no_grad():
+        model.lin.bias.add_(1.0)
+        model.pair[0].mul_(3.0)
     torch.testing.assert_close(gm(x), model(x))
 
 

@@ -24,12 +24,15 @@ False
 from __future__ import annotations
 
 import enum
+import functools
 import math
 import reprlib
 import sys
+import types
 from collections.abc import Collection
 from typing import Any
 
+import torch
 from torch import nn
 
 from fxguide._state.contents import _ATOMS, attributes, kind_of
@@ -55,23 +58,48 @@ def _atom(value: Any) -> Any:
     return (type(value).__name__, value)
 
 
-def _record(value: Any, names: Collection[str], budget: _Budget, depth: int) -> Any:
+class _Identity:
+    """An object inside a recorded container that the graph holds itself (a tensor in a tuple attribute):
+    equal only to a record of that very object."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Identity) and other.value is self.value
+
+    def __hash__(self) -> int:
+        return id(self.value)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _Identity:
+        return self
+
+
+def _record(value: Any, names: Collection[str], budget: _Budget, depth: int, identities: bool = False) -> Any:
     budget.left -= 1
     if budget.left < 0 or depth > DEPTH:
         raise OverflowError
     if type(value) in _ATOMS or isinstance(value, enum.Enum):
         return _atom(value)
+    inner = functools.partial(_record, names=names, budget=budget, depth=depth + 1, identities=identities)
+    if isinstance(value, functools.partial):  # its function, and the arguments it adds
+        return ("partial", inner(value.func), tuple(map(inner, value.args)),
+                tuple((k, inner(v)) for k, v in sorted(value.keywords.items())))
+    if isinstance(value, types.MethodType):  # a bound method: its function, and the object it reads
+        return ("method", inner(value.__func__), inner(value.__self__))
     if type(value) in (tuple, frozenset):
-        items = tuple(_record(v, names, budget, depth + 1) for v in value)
+        items = tuple(inner(v) for v in value)
         return (type(value).__name__, items if type(value) is tuple else frozenset(items))
     kind = kind_of(value)
     if kind in ("list", "deque") or (kind is None and isinstance(value, tuple)):  # a namedtuple too
-        return (type(value).__qualname__, tuple(_record(v, names, budget, depth + 1) for v in value))
+        return (type(value).__qualname__, tuple(inner(v) for v in value))
     if kind == "set":
-        return ("set", frozenset(_record(v, names, budget, depth + 1) for v in value))
+        return ("set", frozenset(inner(v) for v in value))
     if kind == "dict":
         return (type(value).__qualname__,
-                tuple((_record(k, names, budget, depth + 1), _record(v, names, budget, depth + 1))
+                tuple((inner(k), inner(v))
                       for k, v in dict.items(value)))
     if kind in ("bytearray", "array"):
         data = bytes(value) if kind == "bytearray" else value.tobytes()
@@ -85,14 +113,19 @@ def _record(value: Any, names: Collection[str], budget: _Budget, depth: int) -> 
     if kind == "object" and type(value).__module__.partition(".")[0] not in sys.stdlib_module_names:
         own = attributes(value)
         return (type(value).__qualname__,
-                tuple((n, _record(own[n], names, budget, depth + 1)) for n in sorted(own) if n in names))
+                tuple((n, inner(own[n])) for n in sorted(own) if n in names))
+    if identities and isinstance(value, (nn.Module, torch.Tensor, types.FunctionType, type)):
+        return _Identity(value)
     return ("<" + type(value).__qualname__ + ">",)  # a tensor, a module, a function, a generator...
 
 
-def freeze(value: Any, names: Collection[str]) -> Any:
-    """A deep record of ``value`` (see the module docstring); ``None`` when it is too large or too deep to keep."""
+def freeze(value: Any, names: Collection[str], identities: bool = False) -> Any:
+    """A deep record of ``value`` (see the module docstring); ``None`` when it is too large or too deep to keep.
+
+    ``identities``: record a tensor, module, function or class inside it as that very object (a record that
+    is never pickled: a module's attribute), not by its type only."""
     try:
-        return _record(value, names, _Budget(), 0)
+        return _record(value, names, _Budget(), 0, identities)
     except (OverflowError, RecursionError):
         return None
 
@@ -103,32 +136,34 @@ class Read:
     ``names``: the attribute names the model's code uses (an object is recorded through those only).
     """
 
-    __slots__ = ("names", "record", "text")
+    __slots__ = ("identities", "names", "record", "text")
 
-    def __init__(self, record: Any, names: frozenset[str], text: str) -> None:
-        self.record, self.names, self.text = record, names, text
+    def __init__(self, record: Any, names: frozenset[str], text: str, identities: bool = False) -> None:
+        self.record, self.names, self.text, self.identities = record, names, text, identities
 
     @classmethod
-    def of(cls, value: Any, names: Collection[str]) -> Read | None:
-        """The read of ``value``, or ``None`` when it cannot be kept (too large) or holds nothing plain."""
+    def of(cls, value: Any, names: Collection[str], identities: bool = False) -> Read | None:
+        """The read of ``value``, or ``None`` when it cannot be kept (too large) or holds nothing plain
+        (``identities``: see :func:`freeze`)."""
         kept = frozenset(names)
-        record = freeze(value, kept)
-        if record is None or (len(record) == 1 and str(record[0]).startswith("<")):
+        record = freeze(value, kept, identities)
+        if record is None or isinstance(record, _Identity) or (len(record) == 1 and str(record[0]).startswith("<")):
             return None
-        return cls(record, kept, _SHORT.repr(value))
+        return cls(record, kept, _SHORT.repr(value), identities)
 
     def unchanged(self, now: Any) -> bool:
         """Whether ``now`` holds what was read."""
-        return freeze(now, self.names) == self.record
+        return freeze(now, self.names, self.identities) == self.record
 
-    def __getstate__(self) -> tuple[Any, frozenset[str], str]:
-        return self.record, self.names, self.text
+    def __getstate__(self) -> tuple[Any, frozenset[str], str, bool]:
+        return self.record, self.names, self.text, self.identities
 
-    def __setstate__(self, state: tuple[Any, frozenset[str], str]) -> None:
-        self.record, self.names, self.text = state
+    def __setstate__(self, state: tuple[Any, frozenset[str], str, bool]) -> None:
+        self.record, self.names, self.text, self.identities = state
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Read) and (self.record, self.names) == (other.record, other.names)
+        return isinstance(other, Read) and (self.record, self.names, self.identities) == (
+            other.record, other.names, other.identities)
 
     def __hash__(self) -> int:
         return hash((self.record, self.names))

@@ -63,13 +63,16 @@ What ``forward`` does outside torch is done again by the graph: its
 making the same call on every call (the functions of ``_replay``);
 a file it opens is refused. What it reads outside torch is checked by
 ``guard_state`` on every call: the globals and the attributes (their own or
-their classes') of the traced modules that the model's code names, the
-globals of a module it names (``helpers.SCALE``), the variables of enclosing
-functions that a traced function reads, and the ``os.environ`` variables it
-reads. A plain value (a number, string, dtype, a tuple of them) is compared
-as it is; a container or a plain object (a dict of settings, a list of
-sizes, a config object, a dataclass) is compared deeply, an object through
-the attributes whose names the code uses.
+their classes') of the model's modules that its code names, leaves included
+(``self.lin.in_features``), the globals of a module it names
+(``helpers.SCALE``), the variables of enclosing functions that its code
+reads, and the ``os.environ`` variables it reads. A plain value (a number,
+string, dtype, a tuple of them) is compared as it is; a container or a plain
+object (a dict of settings, a list of sizes, a config object, a dataclass, a
+``functools.partial``, a bound method) is compared deeply, an object through
+the attributes whose names the code uses; what the graph holds itself (a
+submodule, a parameter, a buffer or tensor attribute, a function, a
+``ModuleList`` it unrolled) must be the very object it was.
 
 Not guarded: identity (``v is w``, which Python answers without asking the
 value), ``type(v)`` in modules other than those defining the model's
@@ -78,7 +81,9 @@ is_grad_enabled, zeros``, ``from os import environ``, ``from warnings import
 warn``) into modules other than those (there, the name is re-pointed while
 tracing, as ``torch.is_grad_enabled`` is), the stand-in's own attributes read
 directly (``x.node``), a tensor, module or function swapped for another of the
-same type inside a container the code reads, a value read past 2,000 items
+same type inside a container a global holds, a closure reached through
+another object than the model's modules and the globals of its code, a
+value read past 2,000 items
 or six levels deep (checking it on every call would cost more than the call),
 state the diff does not reach (more than four levels deep or past 10,000
 objects, the globals of modules the model's code neither runs in nor names,

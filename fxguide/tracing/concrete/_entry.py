@@ -210,12 +210,16 @@ def _trace(root: nn.Module | Callable[..., Any], args: tuple[Any, ...], kwargs: 
     if "modes" not in _OFF:  # the training flags and hooks of what the graph inlined, checked on every call
         paths = {id(m): "self" + (f".{n}" if n else "") for n, m in tracer.root.named_modules()}
         inlined = [(paths.get(key, type(m).__name__), m) for key, m in tracer.inlined.items()]
+        # what the model's code reads of any module: a leaf's too (``self.lin.in_features``, ``self.lin.weight``)
+        every = inlined + [(paths[id(m)], m) for m in tracer.root.modules()
+                           if id(m) not in tracer.inlined and id(m) in paths]
         reads = "reads" not in _OFF
         code = model_code(root, getattr(tracer, "user_code", {})) if reads else {}
         written = {node.args[1] for node in gm.graph.nodes if node.target is set_attribute and len(node.args) > 1}
         state = StateGuard(root.training if isinstance(root, nn.Module) else None, inlined, where,
                            globals_read(code), getattr(tracer, "environ_reads", {}) if reads else {},
-                           attributes_read(inlined, code, written), cells_read(root, code) if reads else [])
+                           attributes_read(every, code, written), cells_read(root, code) if reads else [],
+                           every[len(inlined):])
         state.train(gm.training)
         install_check(gm, "guard_state", state)
         insert_check(gm, "guard_state", ())

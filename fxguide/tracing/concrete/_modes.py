@@ -35,15 +35,15 @@ def _hooks(module: nn.Module) -> tuple[tuple[int, ...], ...]:
 _UNSET = object()
 
 
-def _unchanged(kept: Any, now: Any, memo: dict[tuple[int, int], Any]) -> bool:
+def _unchanged(kept: Any, now: Any, memo: dict[tuple[int, int, bool], Any]) -> bool:
     """Whether a value the model's code read when traced still holds what the graph holds (a plain value is
     kept as it was, a container or object as a deep :class:`~fxguide._state.reads.Read`, an object the graph
     holds as :class:`~fxguide._state.reads.Same`). ``memo``: the records made during this check (a config
     object every layer holds is recorded once)."""
     if isinstance(kept, Read):
-        key = (id(now), id(kept.names))
+        key = (id(now), id(kept.names), kept.identities)
         if key not in memo:
-            memo[key] = freeze(now, kept.names)
+            memo[key] = freeze(now, kept.names, kept.identities)
         return bool(memo[key] == kept.record)
     return kept.unchanged(now) if isinstance(kept, Same) else same_value(kept, now)
 
@@ -60,12 +60,15 @@ class StateGuard(nn.Module):
                  globals_read: list[tuple[str, str, Any]] | None = None,
                  environ_read: dict[str, str | None] | None = None,
                  attributes_read: dict[str, dict[str, Any]] | None = None,
-                 cells_read: list[tuple[Any, int, Any]] | None = None) -> None:
+                 cells_read: list[tuple[Any, int, Any]] | None = None,
+                 read_from: list[tuple[str, nn.Module]] | None = None) -> None:
         super().__init__()
         self.traced_training = training
-        self.watched = [(path, weakref.ref(m), m.training, _hooks(m)) for path, m in inlined]
-        # path -> {name: value}: the plain Python attributes of those modules that their code names
+        # path -> {name: what is kept}: the attributes of the model's modules that its code names
         self.attributes_read = dict(attributes_read or {})
+        self.watched = [(path, weakref.ref(m), m.training, _hooks(m)) for path, m in inlined]
+        # the other modules whose attributes the model's code reads (a leaf's ``in_features``, ``weight``)
+        self.read_from = [(path, weakref.ref(m)) for path, m in read_from or () if path in self.attributes_read]
         self.where = where
         self.globals_read = list(globals_read or [])  # (module name, global name, value when traced)
         self.environ_read = dict(environ_read or {})  # variable -> its value when traced (None: unset)
@@ -86,7 +89,7 @@ class StateGuard(nn.Module):
         return GuardError(Decision(-1, "state", traced, filename, lineno, what), now, advice=_ADVICE)
 
     def check_call(self, owner: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
-        memo: dict[tuple[int, int], Any] = {}
+        memo: dict[tuple[int, int, bool], Any] = {}
         if self.traced_training is not None and owner.training != self.traced_training:
             raise self._error("the training flag of the traced graph (.train()/.eval())", self.traced_training,
                               owner.training)
@@ -99,12 +102,11 @@ class StateGuard(nn.Module):
             if _hooks(module) != hooks:
                 raise self._error(f"the hooks of {path} (a hook added or removed)", f"{sum(map(len, hooks))} hooks",
                                   f"{sum(map(len, _hooks(module)))} hooks")
-            for name, value in getattr(self, "attributes_read", {}).get(path, {}).items():
-                now = lookup(module, name)
-                if not _unchanged(value, now, memo):
-                    raise self._error(f"the attribute {path}.{name} (read by forward; the graph holds "
-                                      f"{'the object it was' if isinstance(value, Same) else 'its value'})",
-                                      repr(value), "deleted" if now is _MISSING else _SHORT.repr(now))
+            self._check_attributes(path, module, memo)
+        for path, ref in getattr(self, "read_from", ()):
+            module = ref()
+            if module is not None:
+                self._check_attributes(path, module, memo)
         for module_name, name, value in getattr(self, "globals_read", ()):
             namespace = vars(sys.modules[module_name]) if module_name in sys.modules else {}
             now = namespace.get(name, _UNSET)
@@ -132,11 +134,19 @@ class StateGuard(nn.Module):
                               "some registered")
         return args, kwargs
 
+    def _check_attributes(self, path: str, module: nn.Module, memo: dict[tuple[int, int, bool], Any]) -> None:
+        for name, value in getattr(self, "attributes_read", {}).get(path, {}).items():
+            now = lookup(module, name)
+            if not _unchanged(value, now, memo):
+                raise self._error(f"the attribute {path}.{name} (read by forward; the graph holds "
+                                  f"{'the object it was' if isinstance(value, Same) else 'its value'})",
+                                  repr(value), "deleted" if now is _MISSING else _SHORT.repr(now))
+
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         # weak references to the model's modules and functions: a pickled graph no longer shares them (nor
         # the attributes of those modules); a global is kept unless it is an object pickling cannot find again
-        state["watched"], state["cells_read"], state["attributes_read"] = [], [], {}
+        state["watched"], state["read_from"], state["cells_read"], state["attributes_read"] = [], [], [], {}
         state["globals_read"] = [(m, n, v) for m, n, v in self.globals_read if not isinstance(v, Same) or v.picklable()]
         return state
 

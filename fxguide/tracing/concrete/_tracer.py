@@ -145,19 +145,24 @@ def names_read(code: Mapping[types.CodeType, Any]) -> frozenset[str]:
     return frozenset(names)
 
 
-def _kept(value: Any, names: frozenset[str], held: tuple[type, ...] = (types.FunctionType, type)) -> Any:
+def _kept(value: Any, names: frozenset[str], held: tuple[type, ...] = (types.FunctionType, type),
+          identities: bool = False) -> Any:
     """What the graph is checked against for a value the model's code read: the value itself when it is plain,
-    a deep :class:`~fxguide._state.reads.Read` of a container or plain object, the object itself
+    a deep :class:`~fxguide._state.reads.Read` of a container or plain object (a ``functools.partial`` or a
+    bound method too: their function and what they hold), the object itself
     (:class:`~fxguide._state.reads.Same`) for one of the ``held`` kinds the graph calls or holds, ``_MISSING``
-    for anything else."""
+    for anything else. ``identities``: a module's attribute, where any callable, and a tensor or module inside
+    a container, is held as that very object (see :func:`~fxguide._state.reads.freeze`)."""
     if _plain(value):
         return value
     if isinstance(value, held):
         return Same(value)
     if isinstance(value, (types.ModuleType, types.FunctionType, type, nn.Module, torch.Tensor)):
         return _MISSING
-    read = Read.of(value, names)
-    return _MISSING if read is None else read
+    read = Read.of(value, names, identities)
+    if read is not None:
+        return read
+    return Same(value) if identities and callable(value) else _MISSING
 
 
 def globals_read(code: Mapping[types.CodeType, dict[str, Any]]) -> list[tuple[str, str, Any]]:
@@ -272,7 +277,7 @@ def attributes_read(modules: list[tuple[str, nn.Module]], code: Mapping[types.Co
             if name in written or name.startswith("_") or name == "training":
                 continue
             value = lookup(module, name)
-            held = _MISSING if value is _MISSING else _kept(value, names, _HELD_ON_MODULES)
+            held = _MISSING if value is _MISSING else _kept(value, names, _HELD_ON_MODULES, identities=True)
             if held is not _MISSING:
                 kept[name] = held
         if kept:
