@@ -3,7 +3,8 @@ section of the error index.
 
 - ``config-inited``: the scorer Sphinx loads (``html_search_scorer``) is ``static/search-scorer.js`` with, above
   it, ``FXGUIDE_CAUSES``: each cause of :data:`fxguide.diagnose.causes.CAUSES` (its page, anchor, heading,
-  pattern, messages, graph-break id), written into the build's doctree folder. The scorer reads a pasted
+  pattern, messages, graph-break id), and ``FXGUIDE_TOPICS``, the guide's page for each part of torch
+  (:data:`fxguide.diagnose.topics.TOPICS`), written into the build's doctree folder. The scorer reads a pasted
   message the way a traceback prints it and lands it on its cause's section (see the file's header).
 - ``doctree-read`` of the error index: each cause's section ends with the messages it answers as torch printed
   them (the first line; for a graph break, Dynamo's ``Explanation:`` line and the graph-break id with PyTorch's
@@ -46,9 +47,19 @@ def catalogue(srcdir: Path) -> list[dict]:
             for cause in CAUSES]
 
 
+def topics() -> list[dict]:
+    """The parts of torch and the guide's page on each (:data:`fxguide.diagnose.topics.TOPICS`), as the scorer
+    reads them: a pasted traceback no cause answers lands on the page for the part of torch that raised it."""
+    from fxguide.diagnose.topics import TOPICS
+
+    return [{"prefix": prefix, "page": section.page, "anchor": section.anchor, "what": what}
+            for prefix, section, what in TOPICS]
+
+
 def scorer_text(srcdir: Path) -> str:
     data = json.dumps(catalogue(srcdir), ensure_ascii=False, indent=None, sort_keys=True)
-    return f"var FXGUIDE_CAUSES = {data};\n" + SCORER.read_text()
+    parts = json.dumps(topics(), ensure_ascii=False, indent=None, sort_keys=True)
+    return f"var FXGUIDE_CAUSES = {data};\nvar FXGUIDE_TOPICS = {parts};\n" + SCORER.read_text()
 
 
 def _write_scorer(app, config) -> None:

@@ -96,6 +96,52 @@ def test_a_readers_words_find_the_page(search_page, site_url, query, page):
     assert page in found[:TOP], f"searching {query!r}: first results {found[:5]}"
 
 
+def _interpreter_without_its_input():
+    import torch.fx as fx
+    from torch import nn
+
+    fx.Interpreter(fx.symbolic_trace(nn.Linear(2, 3))).run()
+
+
+def _shapes_propagated_with_a_wrong_input():
+    import torch
+    import torch.fx as fx
+    from torch import nn
+    from torch.fx.passes.shape_prop import ShapeProp
+
+    ShapeProp(fx.symbolic_trace(nn.Linear(4, 2))).propagate(torch.ones(5, 3))
+
+
+def _an_export_below_its_dimension_range():
+    import torch
+    from torch import nn
+
+    torch.export.export(nn.Linear(2, 2), (torch.ones(3, 2),), dynamic_shapes={"input": {0: torch.export.Dim("n", min=6)}})
+
+
+#: Errors the catalogue has no cause for, raised by running code, and the guide's page on the part of torch
+#: their traceback's last torch frame is in (fxguide.diagnose.topics)
+RAISED_IN_A_PART = {
+    "an Interpreter run without the graph's input": (_interpreter_without_its_input, "interpreters.html"),
+    "shapes propagated with an input of the wrong size": (_shapes_propagated_with_a_wrong_input, "interpreters.html"),
+    "an export given a size below its dimension's range": (_an_export_below_its_dimension_range,
+                                                           "pt2/dynamic-shapes.html"),
+}
+
+
+@pytest.mark.parametrize("error", RAISED_IN_A_PART)
+def test_a_pasted_traceback_no_cause_knows_lands_on_the_page_for_the_part_of_torch_that_raised_it(
+        search_page, site_url, error):
+    import traceback
+
+    raise_it, page = RAISED_IN_A_PART[error]
+    with pytest.raises(Exception) as raised:
+        raise_it()
+    pasted = "".join(traceback.format_exception(raised.value))
+    found = pages(type_and_search(search_page, pasted), site_url)
+    assert page in found[:TOP], f"{error}: first results {found[:5]} for\n{pasted[-1500:]}"
+
+
 def test_a_search_that_finds_nothing_says_where_to_look(search_page):
     search_page.goto("search.html?q=qzxv+wqyk")
     search_page.wait_for_function("document.querySelector('#search-results h2')?.textContent === 'Search Results'")

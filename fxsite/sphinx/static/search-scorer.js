@@ -10,11 +10,15 @@
 //   are optional words: Sphinx's search, which needs every word, gets the others;
 // - a message that a cause of the catalogue matches (its pattern, its graph-break id, or most of its words) lands
 //   on that cause's section first;
+// - a pasted traceback lands, after those, on the guide's page for the part of torch its last torch frame is in
+//   (FXGUIDE_TOPICS, as `python -m fxguide.explain` says "the guide on ..."): a message no cause knows still
+//   finds the page on what the reader was doing;
 // - a heading whose words cover the query's words is a title match (Sphinx's own needs the query as a substring);
 // - when Sphinx finds no page with every word, pages are ranked by how many of the words they hold;
 // - generated pages (Compatibility, the API references, the indexes) come after the guide's pages;
 // - a search that finds nothing says where to look next: the error index and `python -m fxguide.explain`.
 var FXGUIDE_CAUSES = typeof FXGUIDE_CAUSES === "undefined" ? [] : FXGUIDE_CAUSES;
+var FXGUIDE_TOPICS = typeof FXGUIDE_TOPICS === "undefined" ? [] : FXGUIDE_TOPICS;
 const FXGUIDE_GENERATED = new Set([
   "compatibility", "reference/torch-fx-api", "reference/fxguide-api", "genindex", "py-modindex",
 ]);
@@ -122,6 +126,28 @@ const FxSearch = (() => {
     return found;
   };
 
+  // the guide's page on the part of torch that raised the pasted error: its last frame in torch (or torchao)
+  const FRAME = /File "([^"\n]+)", line \d+/g;
+  const topicResults = (query, index) => {
+    const inTorch = (path) => {  // the path from its last torch/ or torchao/ folder: torch/fx/proxy.py
+      const found = [...path.matchAll(/(?:^|\/)(torch(?:ao)?\/)/g)];
+      if (!found.length) return "";
+      const last = found[found.length - 1];
+      return path.slice(last.index + last[0].length - last[1].length);
+    };
+    const places = [...query.raw.matchAll(FRAME)].map((m) => inTorch(m[1].replaceAll("\\", "/")))
+      .filter((path) => path);
+    for (const path of places.reverse()) {
+      const part = FXGUIDE_TOPICS.find((t) => path.startsWith(t.prefix));
+      if (!part) continue;
+      const file = index.docnames.indexOf(part.page);
+      if (file < 0) return [];
+      return [[part.page, `${index.titles[file]} (the guide on ${part.what}, where the traceback's last torch frame is)`,
+               part.anchor ? "#" + part.anchor : "", null, 500, index.filenames[file], "title"]];
+    }
+    return [];
+  };
+
   // headings whose words cover the query's words (all of them first; at least half of them and two, after)
   const titleResults = (query, index) => {
     const found = [];
@@ -163,7 +189,7 @@ const FxSearch = (() => {
                                "text"]);
   };
 
-  return {read, causeResults, titleResults, fallbackResults};
+  return {read, causeResults, topicResults, titleResults, fallbackResults};
 })();
 
 if (typeof Search !== "undefined" && !Search._fxguide) {
@@ -183,7 +209,7 @@ if (typeof Search !== "undefined" && !Search._fxguide) {
     const pasted = current || FxSearch.read(query);
     current = null;
     let results = sphinxPerform(query, searchTerms, excludedTerms, highlightTerms, objectTerms);
-    const ours = [...FxSearch.causeResults(pasted, index),
+    const ours = [...FxSearch.causeResults(pasted, index), ...FxSearch.topicResults(pasted, index),
                   ...FxSearch.titleResults(pasted, index).map((r) => { r[4] = Scorer.score(r); return r; })];
     if (!results.some((r) => r[6] === "text")) {
       ours.push(...FxSearch.fallbackResults(pasted, index).map((r) => { r[4] = Scorer.score(r); return r; }));
