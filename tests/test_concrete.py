@@ -1097,6 +1097,52 @@ def test_changes_made_in_place_to_what_the_graph_shares_are_followed_not_refused
     torch.testing.assert_close(gm(x), model(x))
 
 
+class ReadsFlags(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.drop = nn.Dropout(0.5)
+        self.norm = nn.BatchNorm1d(3)
+
+    def forward(self, x, times=2):
+        y = self.norm(x) * times
+        y = y * 2 if self.drop.training else y * 3
+        return y + 1 if torch.get_num_threads() > 0 else y
+
+
+@pytest.mark.parametrize("change", ["a leaf's training flag the code reads", "forward's default argument",
+                                    "torch's thread count"])
+def test_a_flag_a_default_or_a_torch_setting_forward_read_changed_after_tracing_raises(change):
+    model = ReadsFlags().eval()
+    x = torch.randn(4, 3, generator=torch.Generator().manual_seed(0))
+    gm = concrete_trace(model, (x,))
+    threads = torch.get_num_threads()
+    where = {"a leaf's training flag the code reads": "the attribute self.drop.training",
+             "forward's default argument": "the default arguments of ReadsFlags.forward",
+             "torch's thread count": "guard_"}[change]
+    try:
+        if change == "a leaf's training flag the code reads":
+            model.drop.train()
+        elif change == "forward's default argument":
+            ReadsFlags.forward.__defaults__ = (5,)
+        else:
+            torch.set_num_threads(threads + 1)
+        with pytest.raises(GuardError, match=re.escape(where)):
+            gm(x)
+    finally:
+        ReadsFlags.forward.__defaults__ = (2,)
+        torch.set_num_threads(threads)
+
+
+def test_a_leaf_whose_flag_the_code_never_reads_may_change_mode():
+    """Freezing a BatchNorm after tracing a model in train mode is followed: the graph calls the leaf, which
+    reads its own flag (the code reads only the dropout's)."""
+    model = ReadsFlags().train()
+    x = torch.randn(4, 3, generator=torch.Generator().manual_seed(0))
+    gm = concrete_trace(model, (x,))
+    model.norm.eval()
+    torch.testing.assert_close(gm(x), model(x))
+
+
 def test_a_field_of_a_read_object_that_the_code_never_names_may_change():
     """An object is held through the attributes whose names the model's code uses: a field it never reads
     changes nothing the graph computes, and the graph keeps answering."""

@@ -218,7 +218,8 @@ def _trace(root: nn.Module | Callable[..., Any], args: tuple[Any, ...], kwargs: 
         written = {node.args[1] for node in gm.graph.nodes if node.target is set_attribute and len(node.args) > 1}
         state = StateGuard(root.training if isinstance(root, nn.Module) else None, inlined, where,
                            globals_read(code), getattr(tracer, "environ_reads", {}) if reads else {},
-                           attributes_read(every, code, written), cells_read(root, code) if reads else [],
+                           attributes_read(every, code, written, {path for path, _ in inlined}),
+                           cells_read(root, code) if reads else [],
                            every[len(inlined):])
         state.train(gm.training)
         install_check(gm, "guard_state", state)

@@ -117,6 +117,12 @@ class StateGuard(nn.Module):
             function = ref()
             if function is None:
                 continue
+            if index < 0:
+                now = (function.__defaults__, function.__kwdefaults__)
+                if not _unchanged(value, now, memo):
+                    raise self._error(f"the default arguments of {function.__qualname__} (the graph holds what "
+                                      f"they were)", repr(value), _SHORT.repr(now))
+                continue
             cell = function.__closure__[index]
             now = cell.cell_contents
             if not _unchanged(value, now, memo):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import dis
 import functools
 import inspect
 import logging
@@ -13,7 +14,7 @@ import sys
 import threading
 import types
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, MutableMapping
 from typing import Any
 
 import torch
@@ -217,13 +218,19 @@ def _functions_held(root: Any, namespaces: Iterable[Mapping[str, Any]]) -> Itera
 
 def cells_read(root: Any, code: Mapping[types.CodeType, Any]) -> list[tuple[Any, int, Any]]:
     """The variables of enclosing functions (``def make(k): def f(x): return x * k[0]``) that the model's
-    code (:func:`model_code`) reads, as (function, index in its closure, what :func:`_kept` keeps). The
+    code (:func:`model_code`) reads, as (function, index in its closure, what :func:`_kept` keeps), and the
+    default arguments of those functions and of the ``forward`` methods (index -1). The
     functions are those the model holds (:func:`_functions_held`) whose code is the model's; a closure
     reached only through another object (a ``functools.partial``, an instance's bound method) is not seen."""
     names = names_read(code)
     found = []
     running = {inner for inner in code if inner.co_freevars}
     functions = {id(f): f for f in _functions_held(root, code.values()) if f.__code__ in running}
+    for function in [*functions.values(), *(f for f in forwards_of(root) if isinstance(f, types.FunctionType))]:
+        if function.__defaults__ or function.__kwdefaults__:  # what a call that leaves them out gets
+            kept = _kept((function.__defaults__, function.__kwdefaults__), names)
+            if kept is not _MISSING:
+                found.append((function, -1, kept))
     for function in functions.values():
         for index, cell in enumerate(getattr(function, "__closure__", None) or ()):
             try:
@@ -262,19 +269,38 @@ def lookup(module: nn.Module, name: str) -> Any:
     return _MISSING
 
 
+def _training_read_of(code: Mapping[types.CodeType, Any]) -> set[str]:
+    """The attributes whose training flag ``code`` reads (``self.drop.training``: ``drop``), from its bytecode."""
+    found: set[str] = set()
+    for inner in code:
+        before = None
+        for instruction in dis.get_instructions(inner):
+            if instruction.opname in ("LOAD_ATTR", "LOAD_METHOD"):
+                if instruction.argval == "training" and before is not None:
+                    found.add(before)
+                before = instruction.argval
+            else:
+                before = None
+    return found
+
+
 def attributes_read(modules: list[tuple[str, nn.Module]], code: Mapping[types.CodeType, Any],
-                    written: set[str]) -> dict[str, dict[str, Any]]:
+                    written: set[str], flags_watched: Collection[str] = ()) -> dict[str, dict[str, Any]]:
     """The Python attributes of ``modules`` (their own or their classes') that ``code`` (:func:`model_code`)
     names, by module path, as :func:`_kept` keeps them: the graph holds the values they had. ``written``: names
     a node of the graph sets on every call (``self.grid = (n, 2)``), which change with the input and are not
-    read."""
+    read; ``flags_watched``: the paths of the modules whose training flag is checked anyway. A leaf's flag is
+    kept only where the code reads it through its name (``self.drop.training``): freezing a BatchNorm
+    (``bn.eval()``) is followed by the graph, which calls the leaf."""
     names = names_read(code)
+    flag_owners = _training_read_of(code)
     found: dict[str, dict[str, Any]] = {}
     for path, module in modules:
         kept = {}
         own = vars(module).keys() | module._modules.keys() | module._parameters.keys() | module._buffers.keys()
         for name in names & (own | _class_names(type(module))):
-            if name in written or name.startswith("_") or name == "training":
+            if name in written or name.startswith("_") or (name == "training" and (
+                    path in flags_watched or path.rpartition(".")[2] not in flag_owners)):
                 continue
             value = lookup(module, name)
             held = _MISSING if value is _MISSING else _kept(value, names, _HELD_ON_MODULES, identities=True)
@@ -755,6 +781,11 @@ _GLOBALS: tuple[tuple[Any, str, Any], ...] = (
     (torch, "are_deterministic_algorithms_enabled", None),
     (torch, "is_autocast_enabled", None),
     (torch, "get_default_dtype", None),
+    (torch, "get_num_threads", None),
+    (torch, "get_num_interop_threads", None),
+    (torch, "is_anomaly_enabled", None),
+    (torch, "is_deterministic_algorithms_warn_only_enabled", None),
+    (torch, "get_float32_matmul_precision", None),
     (torch.jit, "is_scripting", None),
     (torch.jit, "is_tracing", None),
     (torch.compiler, "is_compiling", None),

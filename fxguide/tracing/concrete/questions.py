@@ -157,7 +157,8 @@ QUESTIONS: list[Question] = [
              "guarded", "truth", "a graph node; its truth (or int) is the decision"),
     Question("global-settings", "``torch.is_grad_enabled()``, ``torch.is_inference_mode_enabled()``, "
              "``torch.are_deterministic_algorithms_enabled()``, ``torch.is_autocast_enabled()``, "
-             "``torch.get_default_dtype()``", "guarded", "global",
+             "``torch.get_default_dtype()``, ``torch.get_num_threads()``, ``torch.is_anomaly_enabled()``, "
+             "``torch.get_float32_matmul_precision()``", "guarded", "global",
              "called again by the graph on every call; a different answer raises"),
     Question("tracing-predicates", "``torch.jit.is_scripting()``, ``torch.jit.is_tracing()``, "
              "``torch.compiler.is_compiling()``, ``torch.compiler.is_dynamo_compiling()``, "
