@@ -1143,6 +1143,31 @@ def test_a_leaf_whose_flag_the_code_never_reads_may_change_mode():
     torch.testing.assert_close(gm(x), model(x))
 
 
+@pytest.mark.parametrize("copied", ["pickle", "deepcopy", "torch.save"])
+def test_a_copied_graph_still_checks_the_globals_its_code_read(copied, monkeypatch):
+    """A global container forward read is shared by every graph of the process: a pickled, deep-copied or
+    saved graph checks it as the original does."""
+    import pickle
+
+    monkeypatch.setitem(sys.modules, HELPERS_OF_TEST.__name__, HELPERS_OF_TEST)
+    model = ReadsContainers()
+    x = torch.ones(2)
+    gm = concrete_trace(model, (x,))
+    if copied == "pickle":
+        copy_of = pickle.loads(pickle.dumps(gm))
+    elif copied == "deepcopy":
+        copy_of = copy.deepcopy(gm)
+    else:
+        buffer = io.BytesIO()
+        torch.save(gm, buffer)
+        buffer.seek(0)
+        copy_of = torch.load(buffer, weights_only=False)
+    torch.testing.assert_close(copy_of(x), model(x))
+    monkeypatch.setitem(SETTINGS_OF_TEST, "scale", 7.0)
+    with pytest.raises(GuardError, match="the global SETTINGS_OF_TEST"):
+        copy_of(x)
+
+
 def test_a_field_of_a_read_object_that_the_code_never_names_may_change():
     """An object is held through the attributes whose names the model's code uses: a field it never reads
     changes nothing the graph computes, and the graph keeps answering."""

@@ -53,7 +53,10 @@ them exactly) and ``guard_state`` (the training flags and hooks). So whatever
 runs the graph checks as a call does: ``copy.copy``, ``copy.deepcopy``, a
 ``GraphModule`` built from ``gm.graph``, ``gm.forward``, an ``Interpreter``,
 every fxguide transform, and pickling (which keeps the graph node for node
-rather than tracing its code again). Tracing a guarded graph again
+rather than tracing its code again). A pickled or deep-copied graph holds
+copies of the model's tensors and no longer follows the model: it keeps
+every check but those on the model's own modules (their flags, hooks and
+attributes), which a change of the model no longer reaches. Tracing a guarded graph again
 (``symbolic_trace``, ``make_fx``, non-strict ``torch.export``) would answer
 each check once, so it raises :class:`UnguardableError`.
 
