@@ -1168,6 +1168,41 @@ def test_a_copied_graph_still_checks_the_globals_its_code_read(copied, monkeypat
         copy_of(x)
 
 
+class _Layers:  # a config object of the program's own
+    def __init__(self) -> None:
+        self.layer_0, self.layer_1 = 1.0, 2.0
+
+
+class ReadsByComputedName(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = _Layers()
+        self.plain = types.SimpleNamespace(gain=3.0)  # a class written in C: kept whole
+
+    def forward(self, x):
+        y = x * getattr(self.layers, f"layer_{x.dim()}")
+        return y * vars(self.plain)["gain"]
+
+
+@pytest.mark.parametrize("change", ["a name computed at run time", "a namespace read through vars()"])
+def test_an_attribute_read_by_a_computed_name_or_through_vars_changed_after_tracing_raises(change):
+    """The code's names do not say which attribute ``getattr(cfg, f"layer_{i}")`` or ``vars(cfg)[...]``
+    reads: tracing notes the attributes read on the model's objects as it runs."""
+    model = ReadsByComputedName()
+    x = torch.ones(2)
+    gm = concrete_trace(model, (x,))
+    torch.testing.assert_close(gm(x), model(x))
+    if change == "a name computed at run time":
+        model.layers.layer_1 = 5.0
+        where = "self.layers"
+    else:
+        model.plain.gain = 5.0
+        where = "self.plain"
+    with pytest.raises(GuardError, match=re.escape(f"the attribute {where} ")):
+        gm(x)
+    assert "__getattribute__" not in vars(_Layers), "tracing leaves the classes as they were"
+
+
 def test_a_field_of_a_read_object_that_the_code_never_names_may_change():
     """An object is held through the attributes whose names the model's code uses: a field it never reads
     changes nothing the graph computes, and the graph keeps answering."""

@@ -23,6 +23,7 @@ False
 
 from __future__ import annotations
 
+import argparse
 import enum
 import functools
 import math
@@ -43,6 +44,8 @@ LARGEST = 2000
 DEPTH = 6
 
 _TOO_BIG = object()
+#: The standard library's objects that hold settings (its others, a logger or a lock, are not recorded).
+_NAMESPACES = (types.SimpleNamespace, argparse.Namespace)
 _SHORT = reprlib.Repr()
 _SHORT.maxstring = _SHORT.maxother = 60
 
@@ -110,7 +113,8 @@ def _record(value: Any, names: Collection[str], budget: _Budget, depth: int, ide
         if budget.left < 0:
             raise OverflowError
         return ("ndarray", value.shape, str(value.dtype), value.tobytes())
-    if kind == "object" and type(value).__module__.partition(".")[0] not in sys.stdlib_module_names:
+    if kind == "object" and (type(value).__module__.partition(".")[0] not in sys.stdlib_module_names
+                             or isinstance(value, _NAMESPACES)):
         own = attributes(value)
         return (type(value).__qualname__,
                 tuple((n, inner(own[n])) for n in sorted(own) if n in names))

@@ -75,7 +75,8 @@ reads. A plain value (a number,
 string, dtype, a tuple of them) is compared as it is; a container or a plain
 object (a dict of settings, a list of sizes, a config object, a dataclass, a
 ``functools.partial``, a bound method) is compared deeply, an object through
-the attributes whose names the code uses; what the graph holds itself (a
+the attributes the code reads (those it names, and those it read while
+traced: ``getattr(cfg, f"layer_{i}")``, ``vars(cfg)``); what the graph holds itself (a
 submodule, a parameter, a buffer or tensor attribute, a function, a
 ``ModuleList`` it unrolled) must be the very object it was.
 
@@ -102,7 +103,8 @@ The package: ``_records`` (decisions, guards, the errors), ``_frames`` (whose
 code is asking), ``_proxy`` (the proxies' conversions to Python values),
 ``_tracer`` (the tracer and what it intercepts), ``_effects`` and ``_diff``
 (the state diff), ``_inputs`` and ``_modes`` (the checks run before every
-call), ``_entry`` (:func:`concrete_trace` and reading decisions back) and
+call), ``_objects_read`` (the attributes read on the model's objects while
+tracing), ``_entry`` (:func:`concrete_trace` and reading decisions back) and
 ``questions`` (the list).
 
 >>> import torch

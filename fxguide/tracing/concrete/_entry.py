@@ -17,6 +17,7 @@ from torch.utils import _pytree as pytree
 
 from fxguide._state import hooks_registered
 from fxguide.tracing.concrete._diff import Before, refusal
+from fxguide.tracing.concrete._objects_read import ObjectReads
 from fxguide.tracing.concrete._inputs import install as install_input_guard
 from fxguide.tracing.concrete._inputs import insert_check, install_check
 from fxguide.tracing.concrete._modes import StateGuard
@@ -179,7 +180,7 @@ def _trace(root: nn.Module | Callable[..., Any], args: tuple[Any, ...], kwargs: 
                 f"({', '.join(hooks_registered())}): the traced graph is a module too, so they would run on its "
                 f"calls as well as on the modules inside it. Remove them while tracing (handle.remove()); a graph "
                 f"refuses to run while they are registered")
-        with _Interceptions(tracer, root):
+        with _Interceptions(tracer, root), ObjectReads(root) as objects_read:
             graph = tracer.trace(root, concrete_args=plan.concrete_args or None)
         changes = before.changes(tracer.effects)
         if "python-state" not in _OFF:
@@ -218,7 +219,8 @@ def _trace(root: nn.Module | Callable[..., Any], args: tuple[Any, ...], kwargs: 
         written = {node.args[1] for node in gm.graph.nodes if node.target is set_attribute and len(node.args) > 1}
         state = StateGuard(root.training if isinstance(root, nn.Module) else None, inlined, where,
                            globals_read(code), getattr(tracer, "environ_reads", {}) if reads else {},
-                           attributes_read(every, code, written, {path for path, _ in inlined}),
+                           attributes_read(every, code, written, {path for path, _ in inlined},
+                                           objects_read.names()),
                            cells_read(root, code) if reads else [],
                            every[len(inlined):])
         state.train(gm.training)

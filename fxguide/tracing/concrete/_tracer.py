@@ -142,7 +142,13 @@ def names_read(code: Mapping[types.CodeType, Any]) -> frozenset[str]:
     names: set[str] = set()
     for inner in code:
         names.update(inner.co_names)
-        names.update(c for c in inner.co_consts if isinstance(c, str) and c.isidentifier())
+        constants = list(inner.co_consts)
+        while constants:  # strings, and those in tuples of them: for k in ("a", "b"): getattr(cfg, k)
+            constant = constants.pop()
+            if isinstance(constant, str) and constant.isidentifier():
+                names.add(constant)
+            elif isinstance(constant, (tuple, frozenset)):
+                constants.extend(constant)
     return frozenset(names)
 
 
@@ -285,14 +291,17 @@ def _training_read_of(code: Mapping[types.CodeType, Any]) -> set[str]:
 
 
 def attributes_read(modules: list[tuple[str, nn.Module]], code: Mapping[types.CodeType, Any],
-                    written: set[str], flags_watched: Collection[str] = ()) -> dict[str, dict[str, Any]]:
+                    written: set[str], flags_watched: Collection[str] = (),
+                    read_names: Collection[str] = ()) -> dict[str, dict[str, Any]]:
     """The Python attributes of ``modules`` (their own or their classes') that ``code`` (:func:`model_code`)
     names, by module path, as :func:`_kept` keeps them: the graph holds the values they had. ``written``: names
     a node of the graph sets on every call (``self.grid = (n, 2)``), which change with the input and are not
     read; ``flags_watched``: the paths of the modules whose training flag is checked anyway. A leaf's flag is
     kept only where the code reads it through its name (``self.drop.training``): freezing a BatchNorm
-    (``bn.eval()``) is followed by the graph, which calls the leaf."""
-    names = names_read(code)
+    (``bn.eval()``) is followed by the graph, which calls the leaf. ``read_names``: the attributes read on the
+    model's plain objects while tracing (:class:`~._objects_read.ObjectReads`), a name computed at run time
+    included."""
+    names = names_read(code) | frozenset(read_names)
     flag_owners = _training_read_of(code)
     found: dict[str, dict[str, Any]] = {}
     for path, module in modules:
