@@ -43,7 +43,6 @@ LARGEST = 2000
 #: How deep a record goes into containers of containers.
 DEPTH = 6
 
-_TOO_BIG = object()
 #: The standard library's objects that hold settings (its others, a logger or a lock, are not recorded).
 _NAMESPACES = (types.SimpleNamespace, argparse.Namespace)
 _SHORT = reprlib.Repr()
@@ -101,9 +100,7 @@ def _record(value: Any, names: Collection[str], budget: _Budget, depth: int, ide
     if kind == "set":
         return ("set", frozenset(inner(v) for v in value))
     if kind == "dict":
-        return (type(value).__qualname__,
-                tuple((inner(k), inner(v))
-                      for k, v in dict.items(value)))
+        return (type(value).__qualname__, tuple((inner(k), inner(v)) for k, v in dict.items(value)))
     if kind in ("bytearray", "array"):
         data = bytes(value) if kind == "bytearray" else value.tobytes()
         budget.left -= len(data) // 64

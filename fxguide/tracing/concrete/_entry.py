@@ -17,10 +17,10 @@ from torch.utils import _pytree as pytree
 
 from fxguide._state import hooks_registered
 from fxguide.tracing.concrete._diff import Before, refusal
-from fxguide.tracing.concrete._objects_read import ObjectReads
 from fxguide.tracing.concrete._inputs import install as install_input_guard
 from fxguide.tracing.concrete._inputs import insert_check, install_check
 from fxguide.tracing.concrete._modes import StateGuard
+from fxguide.tracing.concrete._objects_read import ObjectReads
 from fxguide.tracing.concrete._records import (Decision, Guard, GuardError, RaisesGuard, UnguardableError,
                                                _check_example, _pending_guard)
 from fxguide.tracing.concrete._settled import unsettled

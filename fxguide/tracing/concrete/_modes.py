@@ -1,4 +1,5 @@
-"""What a graph inlined from the model and must find unchanged at each call: training flags and hooks.
+"""What a graph inlined from the model and must find unchanged at each call: training flags, hooks, and what
+the model's code read outside torch.
 
 The graph holds the code of the modules it traced through (the root, and every submodule that is not a
 leaf): a branch on ``self.training``, ``F.dropout(x, self.p, self.training)``, the hooks those modules had.
@@ -6,7 +7,10 @@ Their leaf submodules are called by the graph and read their own flags, so after
 traced in train mode would mix the two modes. :class:`StateGuard` runs before the graph on every call (a
 pre-hook, carried like the input check) and raises :class:`~fxguide.tracing.concrete.GuardError` when the
 traced module's training flag, the flag or the hooks of a module whose code it inlined, or torch's global
-module hooks (which the graph's own modules would run too) differ from when it was traced.
+module hooks (which the graph's own modules would run too) differ from when it was traced, and when a value
+the model's code read and the graph holds as a constant (a module's attribute, a global, an enclosing
+function's variable or a default argument, an environment variable) or an object the graph holds itself
+(a submodule, a parameter, a tensor attribute) is no longer what it was.
 """
 
 from __future__ import annotations
@@ -49,7 +53,9 @@ def _unchanged(kept: Any, now: Any, memo: dict[tuple[int, int, bool], Any]) -> b
 
 
 class StateGuard(nn.Module):
-    """Checks, before the graph runs, the training flags and hooks it was traced with (see the module docstring).
+    """Checks, before the graph runs, the training flags and hooks it was traced with (see the module docstring),
+    and what the model's code read outside torch: module attributes, globals, enclosing functions' variables and
+    default arguments, environment variables (kept as :func:`~fxguide.tracing.concrete._tracer._kept` says).
 
     ``training`` is the traced module's flag (``None`` for a traced function), ``inlined`` the modules whose
     code the graph holds, by path; they are watched through weak references, which a copy or a pickle of the
@@ -112,7 +118,8 @@ class StateGuard(nn.Module):
             now = namespace.get(name, _UNSET)
             if not _unchanged(value, now, memo):
                 raise self._error(f"the global {name} of {module_name} (read by forward; the graph holds "
-                                  f"{'the object it was' if isinstance(value, Same) else 'its value'})", repr(value), "unset" if now is _UNSET else _SHORT.repr(now))
+                                  f"{'the object it was' if isinstance(value, Same) else 'its value'})",
+                                  repr(value), "unset" if now is _UNSET else _SHORT.repr(now))
         for ref, index, value in getattr(self, "cells_read", ()):
             function = ref()
             if function is None:
@@ -153,7 +160,8 @@ class StateGuard(nn.Module):
         # weak references to the model's modules and functions: a pickled graph no longer shares them (nor
         # the attributes of those modules); a global is kept unless it is an object pickling cannot find again
         state["watched"], state["read_from"], state["cells_read"], state["attributes_read"] = [], [], [], {}
-        state["globals_read"] = [(m, n, v) for m, n, v in self.globals_read if not isinstance(v, Same) or v.picklable()]
+        state["globals_read"] = [(m, n, v) for m, n, v in self.globals_read
+                                 if not isinstance(v, Same) or v.picklable()]
         return state
 
     def extra_repr(self) -> str:

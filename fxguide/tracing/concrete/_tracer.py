@@ -196,9 +196,9 @@ def globals_read(code: Mapping[types.CodeType, dict[str, Any]]) -> list[tuple[st
 _MISSING = object()
 
 
-@functools.cache
 def _class_names(cls: type) -> frozenset[str]:
-    """The names the model's own classes in ``cls``'s MRO define (torch's left out)."""
+    """The names the model's own classes in ``cls``'s MRO define (torch's left out; read afresh at each trace:
+    a class attribute added since the last one counts)."""
     names: set[str] = set()
     for klass in cls.__mro__:
         if is_torchs(klass.__module__):
@@ -232,7 +232,8 @@ def cells_read(root: Any, code: Mapping[types.CodeType, Any]) -> list[tuple[Any,
     found = []
     running = {inner for inner in code if inner.co_freevars}
     functions = {id(f): f for f in _functions_held(root, code.values()) if f.__code__ in running}
-    for function in [*functions.values(), *(f for f in forwards_of(root) if isinstance(f, types.FunctionType))]:
+    forwards = {id(f): f for f in forwards_of(root) if isinstance(f, types.FunctionType)}
+    for function in {**functions, **forwards}.values():
         if function.__defaults__ or function.__kwdefaults__:  # what a call that leaves them out gets
             kept = _kept((function.__defaults__, function.__kwdefaults__), names)
             if kept is not _MISSING:
@@ -257,8 +258,8 @@ _HELD_ON_MODULES = (nn.Module, torch.Tensor, types.FunctionType, types.BuiltinFu
 
 def lookup(module: nn.Module, name: str) -> Any:
     """``module.name`` as Python finds it without running code: the instance's attribute (a submodule, parameter
-    or buffer too), else its class's
-    (a class attribute of the model's own classes; torch's and methods left out), else ``_MISSING``."""
+    or buffer too), else its class's (a class attribute of the model's own classes; torch's and methods left
+    out), else ``_MISSING``."""
     own = vars(module)
     if name in own:
         return own[name]
