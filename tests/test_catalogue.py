@@ -137,6 +137,33 @@ def test_every_message_the_site_raises_has_a_cause():
     assert stale == set(), "listed as not catalogued yet, but answered now or no longer raised: take them off"
 
 
+# Messages of shipping, loading, cond and ONNX Runtime that pages print (audit P26): a phrase of each -> the
+# section of the page that explains it.
+PRINTED_ELSEWHERE = {
+    "InvalidCxxCompiler": "shipping-aot-compile",
+    "dim value is too small at": "shipping-checks",
+    "GuardManager check failed": "shipping-aot-compile",
+    "Compile package was created with a different": "shipping-aot-compile",
+    "We failed to resolve torch.ops": "saving-custom-ops",
+    "We ran into an error when deserializing the saved file": "saving-custom-ops",
+    "When merging two branches' output in torch.cond": "hop-branches-agree",
+    "INVALID_ARGUMENT : Got invalid dimensions for input": "onnx-runtime",
+}
+
+
+@pytest.mark.parametrize(("phrase", "anchor"), PRINTED_ELSEWHERE.items())
+def test_a_message_a_page_printed_finds_the_section_that_explains_it(phrase, anchor):
+    """Each line of the recorded outputs holding the phrase, pasted as it is, names the cause whose section
+    is the one on the page that printed it (a Dynamo ``Explanation:`` line quoting it is read by Dynamo's
+    sentence instead: the fake-tensor call that quotes it)."""
+    lines = {line.strip() for path in sorted(EXPECTED.rglob("*.txt")) for line in path.read_text().splitlines()
+             if phrase in line and not line.strip().startswith("Explanation:")}
+    assert lines, f"no recorded output holds {phrase!r}: the page no longer prints it"
+    for line in sorted(lines):
+        found = lookup(line)
+        assert found is not None and found.cause.section.anchor == anchor, (line, found)
+
+
 @pytest.mark.parametrize(("pasted", "anchor"), [
     ("torch.fx.proxy.TraceError: symbolically traced variables cannot be used as inputs to control flow",
      "error-control-flow"),

@@ -418,6 +418,25 @@ CAUSES: tuple[Cause, ...] = (
            r"Detected recompile when torch\.compile stance is 'fail_on_recompile'", "pt2/debugging", "pt2-debugging-stance"),
     _cause("a tool that walks only the top-level graph", r"is not an aten conv2d operator", "pt2/higher-order-ops",
            "hop-no-grad-autocast"),
+    # shipping and loading: what the target machine needs
+    _cause("a saved compiled function (or a cache) loaded where no C++ compiler works: the load compiles C++",
+           r"InvalidCxxCompiler\b", "pt2/shipping", "shipping-aot-compile"),
+    _cause("an AOTInductor package called with a size outside the export's range (input checks on)",
+           r"dim value is too small at \d+, expected it to be >= \d+|dim value is too large at \d+, expected it "
+           r"to be <= \d+", "pt2/shipping", "shipping-checks"),
+    _cause("a loaded aot_compile function called with an input its guards refuse",
+           r"GuardManager check failed", "pt2/shipping", "shipping-aot-compile"),
+    _cause("a compile package loaded by another torch or Python than the one that made it",
+           r"Compile package was created with a different (PyTorch|Python) version", "pt2/shipping",
+           "shipping-aot-compile"),
+    _cause("a program that calls a custom operator, loaded without the module that defines it",
+           r"We failed to resolve torch\.ops\.[\w.]+ to an operator"
+           r"|We ran into an error when deserializing the saved file", "pt2/saving", "saving-custom-ops"),
+    _cause("the two branches of a torch.cond returning different dtypes (a pass changed one)",
+           r"When merging two branches' output in torch\.cond,\s+expected same (dtype|shape|device)",
+           "pt2/higher-order-ops", "hop-branches-agree"),
+    _cause("ONNX Runtime given a size the export fixed",
+           r"INVALID_ARGUMENT : Got invalid dimensions for input", "pt2/onnx", "onnx-runtime"),
     # Last: any other graph break that fullgraph=True (or error_on_graph_break) turned into an error. The lookup
     # prefers the cause of a graph-break id the text names (GB0170 ...) to this one.
     _cause("another graph break, made an error", r"^Unsupported: ", "pt2/debugging", "pt2-debugging-graph-breaks"),
