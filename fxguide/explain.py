@@ -78,17 +78,23 @@ def _recognised(found: tuple[Recognition, ...]) -> list[str]:
     return lines
 
 
-def _reproduced(found: tuple[Recognition, ...]) -> list[str]:
-    """The atlas's executed reproductions of the recognised messages (each with a fix that matches eager)."""
+def _reproductions(found: tuple[Recognition, ...]) -> list[dict[str, str]]:
+    """The atlas's executed reproductions of the recognised messages (message, tool, cause), best first."""
     import json
     from pathlib import Path
 
     entries = json.loads((Path(__file__).parent / "atlas" / "reproduced.json").read_text(encoding="utf-8"))["entries"]
-    shown = [(item, recognition.entry) for recognition in found for item in entries.get(recognition.entry.id, [])]
+    return [item for recognition in found for item in entries.get(recognition.entry.id, [])][:_ATLAS_ROWS]
+
+
+def _reproduced(shown: list[dict[str, str]]) -> list[str]:
+    """The lines naming ``shown`` (:func:`_reproductions`): each reproduction's message, tool and cause."""
     if not shown:
         return []
     lines = ["", "Reproduced, with a fix that runs and matches eager mode, on the atlas's messages page:"]
-    lines += [f"- {_short(item['message'], 120)} (under {item['tool']})" for item, _ in shown[:_ATLAS_ROWS]]
+    for item in shown:
+        lines.append(f"- {_short(item['message'], 120)} (under {item['tool']})")
+        lines.append(f"    cause: {_short(item['cause'], 300)}")
     return lines + [f"    {label}{place}" for label, place in _places("atlas/messages.html")]
 
 
@@ -124,10 +130,19 @@ def explain(text: str) -> tuple[int, str]:
                    "e.g. `python -m fxguide.explain \"TraceError: symbolically traced variables ...\"`")
     match = lookup(text)
     found = recognise(text)
-    known = (_recognised(found) + _reproduced(found) if found else []) + _atlas(text)
-    if match is not None:
+    shown = _reproductions(found) if found else []
+    known = (_recognised(found) + _reproduced(shown) if found else []) + _atlas(text)
+    if match is not None and not (shown and match.cause.type_only):
         return 0, "\n".join([f"cause:  {match.cause.name}", f"  from:   {match.line[:200]}", *_where(match.cause),
                              *known])
+    # torch's message, recognised, raised by an executed reproduction whose fix runs: its cause (before a
+    # catch-all of the catalogue, "another graph break", which names the kind of error only)
+    if shown:
+        return 0, "\n".join([f"cause (reproduced on the atlas's messages page): {_short(shown[0]['cause'], 300)}",
+                             f"  reproduced: {_short(shown[0]['message'], 120)} (under {shown[0]['tool']})",
+                             *[f"  {label}{place}" for label, place in _places("atlas/messages.html")], *known,
+                             *(["", f"The catalogue's class of it: {match.cause.name}", *_where(match.cause)]
+                               if match is not None else [])])
     lines = ["No cause in fxguide's catalogue matches this text.", *known]
     elsewhere = not found and not from_capture_stack(text)
     if elsewhere:

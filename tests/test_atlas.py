@@ -8,6 +8,7 @@ so that each verdict it can give is shown to be given when, and only when, it ap
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import pytest
 import torch
@@ -294,6 +295,29 @@ def test_explain_points_a_recognised_message_at_its_reproduction(monkeypatch):
     monkeypatch.setenv("FXGUIDE_LOCAL_SITE", "")
     _, report = explain("torch._dynamo.exc.Unsupported: logging.Logger method not supported for non-export cases")
     assert "Reproduced, with a fix that runs and matches eager mode" in report
+    assert "atlas/messages.html" in report
+
+
+@pytest.mark.parametrize("pasted", [
+    "RuntimeError: Unable to call ExportedProgram directly. You should use `exported_program.module()` instead.",
+    "RuntimeError: Expected positional argument for parameter x, but one was not passed in!",
+    "torch._dynamo.exc.Unsupported: Attempted to copy.deepcopy a tensor",  # the catalogue's catch-all matches too
+])
+def test_explain_leads_with_the_cause_of_the_reproduction_a_recognised_message_has(pasted, monkeypatch):
+    """A message no cause of the catalogue names (or only its catch-all, "another graph break"), but which the
+    inventory recognises and a reproduction of the messages page raises, is answered by that reproduction's
+    cause, with exit status 0: the reproduction and its fix were executed by the site."""
+    import json
+
+    from fxguide.diagnose.recognise import recognise
+    from fxguide.explain import explain
+    monkeypatch.setenv("FXGUIDE_LOCAL_SITE", "")
+    entries = json.loads(Path(__file__).resolve().parents[1].joinpath(
+        "fxguide", "atlas", "reproduced.json").read_text(encoding="utf-8"))["entries"]
+    (first, *_) = [item for found in recognise(pasted) for item in entries.get(found.entry.id, [])]
+    status, report = explain(pasted)
+    assert status == 0
+    assert report.splitlines()[0] == f"cause (reproduced on the atlas's messages page): {first['cause']}"
     assert "atlas/messages.html" in report
 
 

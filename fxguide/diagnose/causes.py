@@ -310,8 +310,9 @@ CAUSES: tuple[Cause, ...] = (
            _ERRORS, "error-export-args-tuple",
            messages=("UserError: Expecting `args` to be a tuple of example positional inputs, "
                      "got <class 'torch.Tensor'>",)),
-    _cause("eval() on an exported module", r"Calling eval\(\) is not supported yet", _ERRORS,
-           "error-eval-not-supported", messages=("NotImplementedError: Calling eval() is not supported yet.",)),
+    _cause("eval() or train() on an exported module", r"Calling (eval|train)\(\) is not supported yet", _ERRORS,
+           "error-eval-not-supported", messages=("NotImplementedError: Calling eval() is not supported yet.",
+                                                  "NotImplementedError: Calling train() is not supported yet.")),
     _cause("a Python value read from a tensor under make_fx",
            r"trying to get value out of a tracing tensor", _ERRORS, "error-make-fx-value",
            messages=("RuntimeError: It appears that you're trying to get value out of a tracing tensor with "

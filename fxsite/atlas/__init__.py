@@ -60,7 +60,7 @@ def index(recorded: Path = RECORDED) -> dict:
 
 
 def reproduced() -> dict:
-    """Inventory entry id -> the reproductions of ``docs/atlas/messages.md`` that raise it (message, tool).
+    """Inventory entry id -> the reproductions of ``docs/atlas/messages.md`` that raise it (message, tool, cause).
 
     Read from the registry itself (importing it defines the reproductions' custom ops: about a second,
     too slow for every lookup, hence the file)."""
@@ -68,7 +68,7 @@ def reproduced() -> dict:
     found: dict[str, list[dict]] = {}
     for item in all_repros():
         if item.entry:
-            found.setdefault(item.entry, []).append({"message": item.message, "tool": item.tool})
+            found.setdefault(item.entry, []).append({"message": item.message, "tool": item.tool, "cause": item.cause})
     return {"about": "Written by `python -m fxsite.atlas` from fxguide.atlas.repros; do not edit.",
             "entries": dict(sorted(found.items()))}
 
