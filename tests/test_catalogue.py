@@ -180,6 +180,11 @@ def test_a_message_a_page_printed_finds_the_section_that_explains_it(phrase, anc
      "0/1 specialized due to hint of 1 for dimension inputs['x'].shape[0].", "error-dim-dynamic-specialized"),
     ("ValueError: Found the following conflicts between user-specified ranges and inferred ranges from model "
      "tracing:", "export-real-zero-one"),
+    # a name gone from torch or transformers, imported by name instead of read as an attribute
+    ("ImportError: cannot import name 'capture_pre_autograd_graph' from 'torch._export' (/x/torch/_export/"
+     "__init__.py)", "error-capture-pre-autograd-graph"),
+    ("ImportError: cannot import name 'export_for_training' from 'torch.export'", "training-ir-is-not-train-mode"),
+    ("ModuleNotFoundError: No module named 'transformers.utils.fx'", "problems-hf-without-fx-tracer"),
 ])
 def test_lookup_reads_a_message_as_a_traceback_prints_it(pasted, anchor):
     found = lookup(pasted)

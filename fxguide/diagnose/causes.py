@@ -345,7 +345,8 @@ CAUSES: tuple[Cause, ...] = (
                      "fxguide_errors.scaled.default(*(FakeTensor(..., size=(2,)),), **{}): got RuntimeError('There "
                      "was no fake impl registered for <CustomOpDef(fxguide_errors::scaled)>.")),
     # PT2E quantization
-    _cause("the old PT2E capture function", r"has no attribute 'capture_pre_autograd_graph'", _ERRORS,
+    _cause("the old PT2E capture function", r"(has no attribute|cannot import name) 'capture_pre_autograd_graph'",
+           _ERRORS,
            "error-capture-pre-autograd-graph",
            messages=("AttributeError: module 'torch._export' has no attribute 'capture_pre_autograd_graph'",)),
     # causes whose home is another page (listed under "Causes explained on other pages" on the error index)
@@ -390,9 +391,13 @@ CAUSES: tuple[Cause, ...] = (
     _cause("an operator deleted from a decomposition table that does not hold it",
            r"^KeyError: <OpOverload\(op='[\w.]+', overload='\w+'\)>$", "pt2/ir-levels", "keeping-one-operator-whole",
            messages=("KeyError: <OpOverload(op='aten.batch_norm', overload='default')>",)),
-    _cause("torch.export.export_for_training, gone from torch", r"has no attribute 'export_for_training'",
+    _cause("torch.export.export_for_training, gone from torch",
+           r"(has no attribute|cannot import name) 'export_for_training'",
            "pt2/ir-levels", "training-ir-is-not-train-mode",
            messages=("AttributeError: module 'torch.export' has no attribute 'export_for_training'",)),
+    _cause("transformers' FX tracer, removed in transformers 5",
+           r"No module named 'transformers\.utils\.fx'|cannot import name '(HFTracer|symbolic_trace)' from "
+           r"'transformers\.utils", "problems/how-do-i", "problems-hf-without-fx-tracer"),
     _cause("a pass that replaced an output node without renaming it in the graph signature",
            r"User output \S+ is not in the correct order", "pt2/metadata", "a-pass-that-adds-nodes",
            messages=("SpecViolationError: User output addmm_default is not in the correct order or is not found in "
