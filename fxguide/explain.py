@@ -12,10 +12,13 @@ only rank the closest entries. Whatever the cause, the text is also looked up
 in the inventory of the installed torch's messages
 (:func:`fxguide.diagnose.recognise.recognise`): which message it is, the
 subsystem and function that raise it, and for a graph break torch's own
-explanation and hints. Exit status: 0 when a cause matched, 1 when none did
-(the closest entries are listed, and text with neither a sign of torch's
-capture stack nor a message of the inventory is said to be none of its
-errors), 2 when there was no text.
+explanation and hints. A recognised message that a reproduction of the
+atlas's messages page raises (an executed example, with a fix that runs) is
+answered by that reproduction's cause when no cause of the catalogue, or only
+its catch-all for graph breaks, matched. Exit status: 0 when a cause matched
+or a reproduction answered, 1 when neither did (the closest entries are
+listed, and text with neither a sign of torch's capture stack nor a message of
+the inventory is said to be none of its errors), 2 when there was no text.
 """
 
 from __future__ import annotations
