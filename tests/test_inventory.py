@@ -144,9 +144,17 @@ def test_a_message_is_recognised_in_a_whole_traceback_with_its_place():
     assert found and found[0].entry.subsystem == "export" and found[0].entry.exception == "NotImplementedError"
     assert found[0].entry.where[0].file == "torch/export/exported_program.py"
     status, said = explain(text)
-    assert status == 1 and NOT_CAPTURE not in said  # recognised, no cause claimed
+    assert status == 0 and said.startswith("cause:  eval() or train() on an exported module")
     assert "[export] NotImplementedError: Calling train() is not supported yet." in said
     assert f"raised in {found[0].entry.where[0].function} (torch/export/exported_program.py:" in said
+
+
+def test_a_recognised_message_with_no_cause_and_no_reproduction_is_shown_without_a_cause_claimed():
+    text = "RuntimeError: Unsupported type for global function! Must be either a callable or string name"
+    assert recognise(text), "the inventory holds this message"
+    status, said = explain(text)
+    assert status == 1 and NOT_CAPTURE not in said and said.startswith("No cause in fxguide's catalogue")
+    assert "torch's message (the inventory of torch" in said
 
 
 # --- short messages, recognised on what torch prints around them (real errors, raised by torch here) ------------
