@@ -25,7 +25,7 @@ from fxguide.tracing.concrete._records import (Decision, Guard, GuardError, Rais
                                                _check_example, _pending_guard)
 from fxguide.tracing.concrete._settled import unsettled
 from fxguide.tracing.concrete._tracer import (ConcreteTracer, _Interceptions, attributes_read, cells_read,
-                                              globals_read, model_code, set_attribute)
+                                              class_functions, globals_read, model_code, set_attribute)
 from fxguide.tracing.concrete.questions import _OFF
 
 _UNKNOWN = object()
@@ -215,13 +215,14 @@ def _trace(root: nn.Module | Callable[..., Any], args: tuple[Any, ...], kwargs: 
         every = inlined + [(paths[id(m)], m) for m in tracer.root.modules()
                            if id(m) not in tracer.inlined and id(m) in paths]
         reads = "reads" not in _OFF
-        code = model_code(root, getattr(tracer, "user_code", {})) if reads else {}
+        members = class_functions([type(m) for m in root.modules()] if isinstance(root, nn.Module) else [])
+        code = model_code(root, getattr(tracer, "user_code", {}), members) if reads else {}
         written = {node.args[1] for node in gm.graph.nodes if node.target is set_attribute and len(node.args) > 1}
         state = StateGuard(root.training if isinstance(root, nn.Module) else None, inlined, where,
                            globals_read(code), getattr(tracer, "environ_reads", {}) if reads else {},
                            attributes_read(every, code, written, {path for path, _ in inlined},
                                            objects_read.names()),
-                           cells_read(root, code) if reads else [],
+                           cells_read(root, code, members) if reads else [],
                            every[len(inlined):])
         state.train(gm.training)
         install_check(gm, "guard_state", state)

@@ -110,15 +110,17 @@ def _modules_named(code: types.CodeType, namespace: Mapping[str, Any]) -> list[t
             and not _is_theirs(vars(value))]
 
 
-def model_code(root: Any, running: Mapping[types.CodeType, dict[str, Any]]) -> dict[types.CodeType, dict[str, Any]]:
+def model_code(root: Any, running: Mapping[types.CodeType, dict[str, Any]],
+               members: Mapping[str, list[types.FunctionType]] | None = None) -> dict[types.CodeType, dict[str, Any]]:
     """The code the model runs, each with the globals it reads from (torch's own left out).
 
     That is the ``forward`` methods (or the traced function), the functions that were running when a node
     was recorded (``running``), their nested functions, and, three calls deep, the functions of their
     module (or of a module they name, ``helpers.scale(x)``) and the methods and property getters of the
-    model's classes that they name.
+    model's classes that they name (``members``: :func:`class_functions` of them, when already found).
     """
-    members = class_functions([type(m) for m in root.modules()] if isinstance(root, nn.Module) else [])
+    if members is None:
+        members = class_functions([type(m) for m in root.modules()] if isinstance(root, nn.Module) else [])
     pending = [(f.__code__, f.__globals__, 0) for f in forwards_of(root) if isinstance(f, types.FunctionType)]
     pending += [(code, namespace, 0) for code, namespace in running.items()]
     found: dict[types.CodeType, dict[str, Any]] = {}
@@ -139,16 +141,20 @@ def model_code(root: Any, running: Mapping[types.CodeType, dict[str, Any]]) -> d
 def names_read(code: Mapping[types.CodeType, Any]) -> frozenset[str]:
     """The names ``code`` uses for globals and attributes, and the strings it could name one with
     (``getattr(self.config, "use_cache", False)``)."""
-    names: set[str] = set()
-    for inner in code:
-        names.update(inner.co_names)
-        constants = list(inner.co_consts)
-        while constants:  # strings, and those in tuples of them: for k in ("a", "b"): getattr(cfg, k)
-            constant = constants.pop()
-            if isinstance(constant, str) and constant.isidentifier():
-                names.add(constant)
-            elif isinstance(constant, (tuple, frozenset)):
-                constants.extend(constant)
+    return frozenset().union(*map(_names_in, code))
+
+
+@functools.lru_cache(maxsize=4096)
+def _names_in(inner: types.CodeType) -> frozenset[str]:
+    """:func:`names_read` of one code object (immutable, so kept once it is read)."""
+    names = set(inner.co_names)
+    constants = list(inner.co_consts)
+    while constants:  # strings, and those in tuples of them: for k in ("a", "b"): getattr(cfg, k)
+        constant = constants.pop()
+        if isinstance(constant, str) and constant.isidentifier():
+            names.add(constant)
+        elif isinstance(constant, (tuple, frozenset)):
+            constants.extend(constant)
     return frozenset(names)
 
 
@@ -207,13 +213,16 @@ def _class_names(cls: type) -> frozenset[str]:
     return frozenset(names)
 
 
-def _functions_held(root: Any, namespaces: Iterable[Mapping[str, Any]]) -> Iterator[types.FunctionType]:
+def _functions_held(root: Any, namespaces: Iterable[Mapping[str, Any]],
+                    members: Mapping[str, list[types.FunctionType]] | None = None) -> Iterator[types.FunctionType]:
     """The functions the model can reach without running code: the traced one, the ``forward`` methods and
     methods of the model's classes, the module globals of its code, and what its modules' attributes hold
     (a function, or a list, tuple or dict of them)."""
     yield from (f for f in forwards_of(root) if isinstance(f, types.FunctionType))
     if isinstance(root, nn.Module):
-        yield from (f for fs in class_functions([type(m) for m in root.modules()]).values() for f in fs)
+        if members is None:
+            members = class_functions([type(m) for m in root.modules()])
+        yield from (f for fs in members.values() for f in fs)
     values: list[Any] = [v for space in {id(n): n for n in namespaces}.values() for v in space.values()]
     if isinstance(root, nn.Module):
         values += [v for m in root.modules() for v in vars(m).values()]
@@ -222,16 +231,18 @@ def _functions_held(root: Any, namespaces: Iterable[Mapping[str, Any]]) -> Itera
         yield from (f for f in held if isinstance(f, types.FunctionType))
 
 
-def cells_read(root: Any, code: Mapping[types.CodeType, Any]) -> list[tuple[Any, int, Any]]:
+def cells_read(root: Any, code: Mapping[types.CodeType, Any],
+               members: Mapping[str, list[types.FunctionType]] | None = None) -> list[tuple[Any, int, Any]]:
     """The variables of enclosing functions (``def make(k): def f(x): return x * k[0]``) that the model's
     code (:func:`model_code`) reads, as (function, index in its closure, what :func:`_kept` keeps), and the
     default arguments of those functions and of the ``forward`` methods (index -1). The
     functions are those the model holds (:func:`_functions_held`) whose code is the model's; a closure
-    reached only through another object (a ``functools.partial``, an instance's bound method) is not seen."""
+    reached only through another object (a ``functools.partial``, an instance's bound method) is not seen.
+    ``members``: :func:`class_functions` of the model's classes, when already found."""
     names = names_read(code)
     found = []
     running = {inner for inner in code if inner.co_freevars}
-    functions = {id(f): f for f in _functions_held(root, code.values()) if f.__code__ in running}
+    functions = {id(f): f for f in _functions_held(root, code.values(), members) if f.__code__ in running}
     forwards = {id(f): f for f in forwards_of(root) if isinstance(f, types.FunctionType)}
     for function in {**functions, **forwards}.values():
         if function.__defaults__ or function.__kwdefaults__:  # what a call that leaves them out gets
