@@ -7,10 +7,12 @@ import dataclasses
 import functools
 import io
 import os
+import pickle
 import re
 import sys
 import timeit
 import types
+import warnings
 
 import pytest
 import torch
@@ -1021,6 +1023,47 @@ def test_a_container_or_object_forward_read_changed_in_place_after_tracing_raise
             gm(x)
     finally:
         undo()
+    torch.testing.assert_close(gm(x), model(x))
+
+
+class ReadsTorchSettings(nn.Module):
+    """Branches on settings of torch read as attributes: through the module path, a name imported from
+    torch.backends, and an object holding settings (cuda.matmul)."""
+
+    def forward(self, x):
+        from torch.backends import cudnn
+
+        y = x * 2 if torch.backends.mkldnn.enabled else x + 1
+        y = y - 1 if cudnn.benchmark else y + 1
+        return y * 3 if torch.backends.cuda.matmul.allow_tf32 else y
+
+
+@pytest.mark.parametrize("setting", ["torch.backends.mkldnn.enabled", "torch.backends.cudnn.benchmark",
+                                     "torch.backends.cuda.matmul.allow_tf32"])
+@pytest.mark.parametrize("copied", [False, True], ids=["graph", "pickled graph"])
+def test_a_setting_of_torch_forward_read_as_an_attribute_changed_after_tracing_raises(setting, copied):
+    """``torch.backends.*`` flags are attributes, not the functions torch's other settings are asked through:
+    the graph held the branch taken when traced (a silent wrong answer after the flag changed). Now it
+    raises, a pickled copy too, and answers again once the flag is back."""
+    owner_path, _, name = setting.rpartition(".")
+    owner = functools.reduce(getattr, owner_path.split(".")[1:], torch)
+    x = torch.tensor([-1.0, 2.0])
+    model = ReadsTorchSettings()
+    gm = concrete_trace(model, (x,))
+    if copied:
+        gm = pickle.loads(pickle.dumps(gm))
+    traced = gm(x)
+    torch.testing.assert_close(traced, model(x))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # allow_tf32 is deprecated in favour of fp32_precision
+        before = getattr(owner, name)
+        setattr(owner, name, not before)
+        try:
+            assert not torch.equal(model(x), traced), "eager answers otherwise now: the graph's answer would be wrong"
+            with pytest.raises(GuardError, match=re.escape(f"guard_state: torch's setting {setting}")):
+                gm(x)
+        finally:
+            setattr(owner, name, before)
     torch.testing.assert_close(gm(x), model(x))
 
 

@@ -409,6 +409,13 @@ def settings_read(self, x):  # guarded: how=4 changes an item of the global dict
     return x + SETTINGS_OF_STEP["shift"]
 
 
+_BENCHMARK = torch.backends.cudnn.benchmark  # a setting of torch the torch_setting step reads; how=4 flips it
+
+
+def torch_setting(self, x):  # guarded: how=4 flips torch.backends.cudnn.benchmark between calls
+    return x * 2 if torch.backends.cudnn.benchmark else x + 3
+
+
 def sizes_read(self, x):  # guarded: how=4 appends to the model's list between calls
     return x * len(self.sizes)
 
@@ -433,7 +440,7 @@ STEPS = {
     "in-place-operator": [augmented], "inference-mode": [inference_region], "train-eval": [training_branch],
     "output": [printed, logged, warned], "files": [file_opened], "environ": [environ_read],
     "module-globals": [module_global, settings_read], "module-attributes": [module_attribute, sizes_read],
-    "closure": [closure_read],
+    "closure": [closure_read], "torch-settings": [torch_setting],
 }
 STEPS["hasattr"].append(has_keys)
 REFUSED = [step for q in questions.QUESTIONS if q.answer == "refused" for step in STEPS[q.name]]
@@ -528,6 +535,7 @@ def mutate(model: Generated, how: int) -> None:
             model.sizes.append(4)
             SETTINGS_OF_STEP["shift"] = -1.0
             _HELD_OF_STEP["power"] = 3
+            torch.backends.cudnn.benchmark = not _BENCHMARK
 
 
 def _outside_reset() -> None:
@@ -537,6 +545,7 @@ def _outside_reset() -> None:
     os.environ.pop(_FLAG, None)
     SETTINGS_OF_STEP["shift"] = 1.0
     _HELD_OF_STEP["power"] = 2
+    torch.backends.cudnn.benchmark = _BENCHMARK
 
 
 class _Records(logging.Handler):

@@ -70,8 +70,11 @@ their classes') of the model's modules that its code names, leaves included
 (``self.lin.in_features``), the globals of a module it names
 (``helpers.SCALE``), the variables of enclosing functions that its code
 reads, the default arguments of its functions, a leaf's training flag it
-reads by name (``self.drop.training``), and the ``os.environ`` variables it
-reads. A plain value (a number,
+reads by name (``self.drop.training``), the ``os.environ`` variables it
+reads, and torch's settings it reads as attributes
+(``torch.backends.cudnn.enabled``, ``torch.backends.cuda.matmul.allow_tf32``;
+those asked through functions, ``torch.get_num_threads()``, are graph nodes).
+A plain value (a number,
 string, dtype, a tuple of them) is compared as it is; a container or a plain
 object (a dict of settings, a list of sizes, a config object, a dataclass, a
 ``functools.partial``, a bound method) is compared deeply, an object through
@@ -88,9 +91,7 @@ warn``) into modules other than those (there, the name is re-pointed while
 tracing, as ``torch.is_grad_enabled`` is), the stand-in's own attributes read
 directly (``x.node``), a tensor, module or function swapped for another of the
 same type inside a container a global holds, a closure reached through
-another object than the model's modules and the globals of its code,
-torch's settings read as attributes (``torch.backends.cudnn.enabled``; the
-functions, ``torch.get_num_threads()`` and the like, are guarded), a
+another object than the model's modules and the globals of its code, a
 value read past 2,000 items
 or six levels deep (checking it on every call would cost more than the call),
 state the diff does not reach (more than four levels deep or past 10,000

@@ -25,7 +25,8 @@ from fxguide.tracing.concrete._records import (Decision, Guard, GuardError, Rais
                                                _check_example, _pending_guard)
 from fxguide.tracing.concrete._settled import unsettled
 from fxguide.tracing.concrete._tracer import (ConcreteTracer, _Interceptions, attributes_read, cells_read,
-                                              class_functions, globals_read, model_code, set_attribute)
+                                              class_functions, globals_read, model_code, set_attribute,
+                                              settings_read)
 from fxguide.tracing.concrete.questions import _OFF
 
 _UNKNOWN = object()
@@ -223,7 +224,7 @@ def _trace(root: nn.Module | Callable[..., Any], args: tuple[Any, ...], kwargs: 
                            attributes_read(every, code, written, {path for path, _ in inlined},
                                            objects_read.names()),
                            cells_read(root, code, members) if reads else [],
-                           every[len(inlined):])
+                           every[len(inlined):], settings_read(code) if reads else [])
         state.train(gm.training)
         install_check(gm, "guard_state", state)
         insert_check(gm, "guard_state", ())

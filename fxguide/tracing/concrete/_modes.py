@@ -9,7 +9,8 @@ pre-hook, carried like the input check) and raises :class:`~fxguide.tracing.conc
 traced module's training flag, the flag or the hooks of a module whose code it inlined, or torch's global
 module hooks (which the graph's own modules would run too) differ from when it was traced, and when a value
 the model's code read and the graph holds as a constant (a module's attribute, a global, an enclosing
-function's variable or a default argument, an environment variable) or an object the graph holds itself
+function's variable or a default argument, an environment variable, a setting of torch read as an attribute,
+``torch.backends.cudnn.enabled``) or an object the graph holds itself
 (a submodule, a parameter, a tensor attribute) is no longer what it was.
 """
 
@@ -25,7 +26,7 @@ from torch import nn
 from fxguide._state import hooks_registered, same_value
 from fxguide._state.reads import _SHORT, Read, Same, freeze
 from fxguide.tracing.concrete._records import Decision, GuardError, _refuse_retrace
-from fxguide.tracing.concrete._tracer import _MISSING, lookup
+from fxguide.tracing.concrete._tracer import _MISSING, lookup, torch_setting
 
 _ADVICE = ('Trace again after the change (concrete_trace(..., on_mismatch="retrace") does so by itself), or '
            "undo it before calling the graph.")
@@ -67,7 +68,8 @@ class StateGuard(nn.Module):
                  environ_read: dict[str, str | None] | None = None,
                  attributes_read: dict[str, dict[str, Any]] | None = None,
                  cells_read: list[tuple[Any, int, Any]] | None = None,
-                 read_from: list[tuple[str, nn.Module]] | None = None) -> None:
+                 read_from: list[tuple[str, nn.Module]] | None = None,
+                 settings_read: list[tuple[str, str, Any]] | None = None) -> None:
         super().__init__()
         self.traced_training = training
         # path -> {name: what is kept}: the attributes of the model's modules that its code names
@@ -80,6 +82,8 @@ class StateGuard(nn.Module):
         self.environ_read = dict(environ_read or {})  # variable -> its value when traced (None: unset)
         # (function, index, value when traced): the enclosing functions' variables that forward reads
         self.cells_read = [(weakref.ref(f), index, value) for f, index, value in cells_read or ()]
+        # (torch module, attribute path, value when traced): torch's settings read as attributes
+        self.settings_read = list(settings_read or [])
 
     _is_impure = True  # read by torch.fx.Node.is_impure: dead-code elimination keeps the check
 
@@ -136,6 +140,11 @@ class StateGuard(nn.Module):
                 name = function.__code__.co_freevars[index]
                 raise self._error(f"the variable {name} that {function.__qualname__} reads from the function "
                                   f"around it (the graph holds its value)", repr(value), _SHORT.repr(now))
+        for module_name, path, value in getattr(self, "settings_read", ()):
+            now = torch_setting(module_name, path)
+            if now is _MISSING or not same_value(value, now):
+                raise self._error(f"torch's setting {module_name}.{path} (read by forward; the graph holds what it "
+                                  f"was)", repr(value), "unreadable" if now is _MISSING else _SHORT.repr(now))
         for variable, value in getattr(self, "environ_read", {}).items():
             now = os.environ.get(variable)
             if now != value:

@@ -202,6 +202,55 @@ def globals_read(code: Mapping[types.CodeType, dict[str, Any]]) -> list[tuple[st
 _MISSING = object()
 
 
+def torch_setting(module: str, path: str) -> Any:
+    """The value of torch's setting ``path`` (``"enabled"``, ``"matmul.allow_tf32"``) of the torch module named
+    ``module`` (``"torch.backends.cudnn"``), read as the model's code reads it; ``_MISSING`` where it cannot be."""
+    value: Any = sys.modules.get(module, _MISSING)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # some are deprecated (allow_tf32): the value is what matters here
+        for part in path.split("."):
+            try:
+                value = getattr(value, part)
+            except Exception:  # noqa: BLE001 - a setting this build of torch cannot read
+                return _MISSING
+    return value
+
+
+def _defines(module: types.ModuleType, name: str) -> bool:
+    """Whether ``module`` holds ``name`` itself or through its class (torch's setting modules are instances of
+    module classes with properties: ``torch.backends.cudnn.enabled``), read without running code."""
+    return name in vars(module) or any(name in vars(klass) for klass in type(module).__mro__[:-2])
+
+
+def settings_read(code: Mapping[types.CodeType, Any]) -> list[tuple[str, str, Any]]:
+    """torch's settings that ``code`` (:func:`model_code`) reads as attributes, with their values:
+    ``torch.backends.cudnn.enabled``, ``cudnn.benchmark`` after ``from torch.backends import cudnn``,
+    ``torch.backends.cuda.matmul.allow_tf32``, ``torch.utils.deterministic.fill_uninitialized_memory``.
+    (Those torch asks through functions, ``torch.get_num_threads()``, are graph nodes: :data:`_GLOBALS`.)
+
+    Read as (torch module, attribute path, value): the plain values of a torch module (or of a torch object
+    it holds, one level down) whose own name and attribute's name the code both uses. The graph holds what
+    they were when traced, as for any global."""
+    names = names_read(code)
+    found = []
+    for module_name, module in list(sys.modules.items()):
+        if not module_name.startswith("torch.") or module_name.rpartition(".")[2] not in names \
+                or not isinstance(module, types.ModuleType):
+            continue
+        for name in sorted(names):
+            if name.startswith("__") or not _defines(module, name):
+                continue
+            value = torch_setting(module_name, name)
+            if _plain(value):
+                found.append((module_name, name, value))
+            elif value is not _MISSING and not isinstance(value, (types.ModuleType, type)) and not callable(value) \
+                    and is_torchs(type(value).__module__):  # cuda.matmul, cudnn.conv: objects holding settings
+                for inner in sorted(names):  # asked, not listed: some answer through __getattr__ (cuda.matmul)
+                    if not inner.startswith("_") and _plain(setting := torch_setting(module_name, f"{name}.{inner}")):
+                        found.append((module_name, f"{name}.{inner}", setting))
+    return found
+
+
 def _class_names(cls: type) -> frozenset[str]:
     """The names the model's own classes in ``cls``'s MRO define (torch's left out; read afresh at each trace:
     a class attribute added since the last one counts)."""

@@ -198,6 +198,9 @@ QUESTIONS: list[Question] = [
              "traced model's modules"),
     Question("closure", "``x ** kept['power']`` (a variable of the function around a traced function)",
              "guarded", "reads", "compared with the variable's value on every call (a container deeply)"),
+    Question("torch-settings", "``torch.backends.cudnn.enabled``, ``cudnn.benchmark``, "
+             "``torch.backends.cuda.matmul.allow_tf32`` (a setting of torch read as an attribute)", "guarded",
+             "reads", "compared with the setting's value on every call"),
     # -- the model and the call
     Question("try-except", "an operation inside ``try: ... except E:``", "guarded", "raises",
              "whether it raises, and which exception type"),
