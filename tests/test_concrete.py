@@ -1026,6 +1026,43 @@ def test_a_container_or_object_forward_read_changed_in_place_after_tracing_raise
     torch.testing.assert_close(gm(x), model(x))
 
 
+WEIGHTS_OF_TEST = {"w": torch.ones(3)}
+OFFSET_OF_TEST = torch.ones(3)
+
+
+def _reads_global_tensors(x):
+    return x * WEIGHTS_OF_TEST["w"] + OFFSET_OF_TEST
+
+
+@pytest.mark.parametrize("copied", [False, True], ids=["graph", "pickled graph"])
+@pytest.mark.parametrize("change", ["tensor in a global dict rebound", "global tensor rebound",
+                                    "tensor in a global dict changed in place"])
+def test_a_tensor_a_global_holds_is_the_graphs_constant_and_a_change_is_followed_or_raises(change, copied,
+                                                                                           monkeypatch):
+    """The graph holds the very tensors a global holds (``x * WEIGHTS["w"]``): rebinding one after tracing
+    used to leave the graph computing with the old one, silently. The graph follows a change in place (it
+    holds that tensor); a pickled copy holds a copy of it, so there the tensor's contents are compared."""
+    monkeypatch.setitem(WEIGHTS_OF_TEST, "w", torch.ones(3))
+    monkeypatch.setattr(sys.modules[__name__], "OFFSET_OF_TEST", torch.ones(3))
+    x = torch.arange(3.0)
+    gm = concrete_trace(_reads_global_tensors, (x,))
+    if copied:
+        gm = pickle.loads(pickle.dumps(gm))
+    traced = gm(x)
+    torch.testing.assert_close(traced, _reads_global_tensors(x))
+    {"tensor in a global dict rebound": lambda: WEIGHTS_OF_TEST.update(w=torch.full((3,), 2.0)),
+     "global tensor rebound": lambda: setattr(sys.modules[__name__], "OFFSET_OF_TEST", torch.zeros(3)),
+     "tensor in a global dict changed in place": lambda: WEIGHTS_OF_TEST["w"].mul_(2)}[change]()
+    eager = _reads_global_tensors(x)
+    assert not torch.equal(eager, traced), "eager answers otherwise now: the graph's old answer would be wrong"
+    if change.endswith("in place") and not copied:
+        torch.testing.assert_close(gm(x), eager)
+    else:
+        name = "OFFSET_OF_TEST" if change == "global tensor rebound" else "WEIGHTS_OF_TEST"
+        with pytest.raises(GuardError, match=f"guard_state: the global {name} of {__name__}"):
+            gm(x)
+
+
 class ReadsTorchSettings(nn.Module):
     """Branches on settings of torch read as attributes: through the module path, a name imported from
     torch.backends, and an object holding settings (cuda.matmul)."""

@@ -8,9 +8,10 @@ deeply (numbers, strings and the like, and the containers and plain objects hold
 :class:`Read` compares the record with the value now. Objects of the program's own (a config, a
 dataclass) are recorded through the attributes whose names the model's code uses; what is neither
 plain data nor such a container (a tensor, a module, a function, the standard library's objects such as a
-logger) is recorded by its type only: swapping one for another of the same type is not seen there. An
-object the graph holds itself (a submodule, a tensor, a function it calls) is checked by identity instead
-(:class:`Same`).
+logger) is recorded by its type only, unless the graph holds it (``identities``): a submodule, a tensor, a
+function it calls is then checked as that very object (:class:`Same` where it is the value read). A pickled
+copy of the graph holds copies of those tensors: there they are compared by their contents
+(:meth:`Read.detached`).
 
 >>> cfg = {"scale": 2, "sizes": [3, 4]}
 >>> read = Read.of(cfg, names=set())
@@ -79,7 +80,7 @@ class _Identity:
         return self
 
 
-def _record(value: Any, names: Collection[str], budget: _Budget, depth: int, identities: bool = False) -> Any:
+def _record(value: Any, names: Collection[str], budget: _Budget, depth: int, identities: bool | str = False) -> Any:
     budget.left -= 1
     if budget.left < 0 or depth > DEPTH:
         raise OverflowError
@@ -116,15 +117,51 @@ def _record(value: Any, names: Collection[str], budget: _Budget, depth: int, ide
         return (type(value).__qualname__,
                 tuple((n, inner(own[n])) for n in sorted(own) if n in names))
     if identities and isinstance(value, (nn.Module, torch.Tensor, types.FunctionType, type)):
-        return _Identity(value)
+        return _Identity(value) if identities is True else _held(value, budget)
     return ("<" + type(value).__qualname__ + ">",)  # a tensor, a module, a function, a generator...
 
 
-def freeze(value: Any, names: Collection[str], identities: bool = False) -> Any:
+def _by_name(value: Any) -> bool:
+    """Whether pickling finds ``value`` again by its module and name (a function or class), keeping identity."""
+    found: Any = sys.modules.get(getattr(value, "__module__", None) or "")
+    for part in str(getattr(value, "__qualname__", "<>")).split("."):
+        found = getattr(found, part, None)
+    return found is value
+
+
+def _held(value: Any, budget: _Budget) -> Any:
+    """An object the graph holds, recorded as a copy of the graph can still compare it (``identities="values"``):
+    a tensor by its dtype, shape and contents, a function or class found by name as itself, a module by type."""
+    if isinstance(value, torch.Tensor):
+        budget.left -= value.numel() // 16
+        if budget.left < 0:
+            raise OverflowError
+        try:
+            data = value.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+        except (RuntimeError, TypeError):  # a sparse, quantized or meta tensor: by its type
+            return ("<" + type(value).__qualname__ + ">",)
+        return ("tensor", str(value.dtype), tuple(value.shape), data)
+    if not isinstance(value, nn.Module) and _by_name(value):
+        return _Identity(value)
+    return ("<" + type(value).__qualname__ + ">",)
+
+
+def _detach(record: Any, budget: _Budget) -> Any:
+    """``record`` with each object kept by identity recorded as :func:`_held` records it."""
+    if isinstance(record, _Identity):
+        return _held(record.value, budget)
+    if type(record) is tuple:
+        return tuple(_detach(item, budget) for item in record)
+    if type(record) is frozenset:
+        return frozenset(_detach(item, budget) for item in record)
+    return record
+
+
+def freeze(value: Any, names: Collection[str], identities: bool | str = False) -> Any:
     """A deep record of ``value`` (see the module docstring); ``None`` when it is too large or too deep to keep.
 
-    ``identities``: record a tensor, module, function or class inside it as that very object (a record that
-    is never pickled: a module's attribute), not by its type only."""
+    ``identities``: record a tensor, module, function or class inside it as that very object, not by its type
+    only; ``"values"``: as a pickled copy of the graph can compare it (see :meth:`Read.detached`)."""
     try:
         return _record(value, names, _Budget(), 0, identities)
     except (OverflowError, RecursionError):
@@ -139,11 +176,11 @@ class Read:
 
     __slots__ = ("identities", "names", "record", "text")
 
-    def __init__(self, record: Any, names: frozenset[str], text: str, identities: bool = False) -> None:
+    def __init__(self, record: Any, names: frozenset[str], text: str, identities: bool | str = False) -> None:
         self.record, self.names, self.text, self.identities = record, names, text, identities
 
     @classmethod
-    def of(cls, value: Any, names: Collection[str], identities: bool = False) -> Read | None:
+    def of(cls, value: Any, names: Collection[str], identities: bool | str = False) -> Read | None:
         """The read of ``value``, or ``None`` when it cannot be kept (too large) or holds nothing plain
         (``identities``: see :func:`freeze`)."""
         kept = frozenset(names)
@@ -155,6 +192,17 @@ class Read:
     def unchanged(self, now: Any) -> bool:
         """Whether ``now`` holds what was read."""
         return freeze(now, self.names, self.identities) == self.record
+
+    def detached(self) -> Read | None:
+        """This read as a pickled copy of the graph checks it: the copy holds copies of the tensors the record
+        kept by identity, so those are compared by their contents now (functions and classes pickling finds by
+        name stay themselves); ``None`` when they are too large to keep."""
+        if self.identities is not True:
+            return self
+        try:
+            return Read(_detach(self.record, _Budget()), self.names, self.text, "values")
+        except OverflowError:
+            return None
 
     def __getstate__(self) -> tuple[Any, frozenset[str], str, bool]:
         return self.record, self.names, self.text, self.identities
@@ -194,12 +242,19 @@ class Same:
 
     def picklable(self) -> bool:
         """Whether pickling keeps this very object (a function or class found again by its name)."""
-        value = self.value
-        module = sys.modules.get(getattr(value, "__module__", None) or "")
-        found: Any = module
-        for part in str(getattr(value, "__qualname__", "<>")).split("."):
-            found = getattr(found, part, None)
-        return found is value
+        return _by_name(self.value)
+
+    def detached(self) -> Same | Read | None:
+        """This check as a pickled copy of the graph makes it: itself for a function or class pickling finds by
+        name, a tensor by its contents (the copy holds a copy of it), ``None`` for anything else."""
+        if self.picklable():
+            return self
+        if isinstance(self.value, torch.Tensor):
+            try:
+                return Read(_held(self.value, _Budget()), frozenset(), _SHORT.repr(self.value), "values")
+            except OverflowError:
+                return None
+        return None
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Same) or other.value is not self.value:

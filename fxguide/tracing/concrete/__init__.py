@@ -89,8 +89,9 @@ value), ``type(v)`` in modules other than those defining the model's
 is_grad_enabled, zeros``, ``from os import environ``, ``from warnings import
 warn``) into modules other than those (there, the name is re-pointed while
 tracing, as ``torch.is_grad_enabled`` is), the stand-in's own attributes read
-directly (``x.node``), a tensor, module or function swapped for another of the
-same type inside a container a global holds, a closure reached through
+directly (``x.node``), a module swapped for another of the same type inside a
+container a global holds (a tensor, function or class there is checked as that
+very object; in a pickled copy, a tensor by its contents), a closure reached through
 another object than the model's modules and the globals of its code, a
 value read past 2,000 items
 or six levels deep (checking it on every call would cost more than the call),

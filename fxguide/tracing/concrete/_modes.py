@@ -169,8 +169,9 @@ class StateGuard(nn.Module):
         # weak references to the model's modules and functions: a pickled graph no longer shares them (nor
         # the attributes of those modules); a global is kept unless it is an object pickling cannot find again
         state["watched"], state["read_from"], state["cells_read"], state["attributes_read"] = [], [], [], {}
-        state["globals_read"] = [(m, n, v) for m, n, v in self.globals_read
-                                 if not isinstance(v, Same) or v.picklable()]
+        # a tensor the graph held by identity is compared by its contents in the copy, which holds a copy of it
+        state["globals_read"] = [(m, n, kept) for m, n, v in self.globals_read
+                                 if (kept := v.detached() if isinstance(v, (Read, Same)) else v) is not None]
         return state
 
     def extra_repr(self) -> str:

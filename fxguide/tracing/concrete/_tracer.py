@@ -178,9 +178,15 @@ def _kept(value: Any, names: frozenset[str], held: tuple[type, ...] = (types.Fun
     return Same(value) if identities and callable(value) else _MISSING
 
 
+#: What a global may hold that the graph holds itself, checked by identity: a function or class it calls, a
+#: tensor (a constant of the graph; one inside a container a global holds too: ``x * WEIGHTS["w"]``).
+_HELD_IN_GLOBALS = (types.FunctionType, type, torch.Tensor)
+
+
 def globals_read(code: Mapping[types.CodeType, dict[str, Any]]) -> list[tuple[str, str, Any]]:
     """The module globals that ``code`` (:func:`model_code`) reads, as (module, name, what is kept: see
-    :func:`_kept`), those of a module it names (``helpers.SCALE``) too: the graph holds the values they had.
+    :func:`_kept`), those of a module it names (``helpers.SCALE``) too: the graph holds the values they had,
+    and the tensors, functions and classes they hold (:data:`_HELD_IN_GLOBALS`) as those very objects.
     A namespace that is not an imported module's is left out."""
     names = names_read(code)
     found: dict[tuple[str, str], Any] = {}
@@ -193,7 +199,7 @@ def globals_read(code: Mapping[types.CodeType, dict[str, Any]]) -> list[tuple[st
             for name in inner.co_names:
                 if (module, name) in found or name.startswith("__"):
                     continue
-                kept = _kept(space.get(name, _MISSING), names)
+                kept = _kept(space.get(name, _MISSING), names, _HELD_IN_GLOBALS, identities=True)
                 if kept is not _MISSING:
                     found[(module, name)] = kept
     return [(module, name, value) for (module, name), value in found.items()]
