@@ -569,13 +569,13 @@ def test_manual_seed_inside_forward_is_replayed_by_the_graph():
     torch.testing.assert_close(gm(x), model(x), rtol=0, atol=0)
 
 
-def test_a_constant_made_in_the_default_dtype_guards_the_default_dtype():
+def test_a_constant_made_in_the_default_dtype_guards_the_default_dtype_and_device():
     def f(x):
         return x.float() + torch.full((2,), 0.1)
 
     x = torch.ones(2, dtype=torch.int64)
     gm = concrete_trace(f, (x,))
-    assert [(d.kind, d.value) for d in decisions(gm)] == [("value", torch.float32)]
+    assert [(d.kind, d.value) for d in decisions(gm)] == [("value", torch.float32), ("value", torch.device("cpu"))]
     torch.set_default_dtype(torch.float64)
     try:
         with pytest.raises(GuardError, match="was torch.float32 when traced and is torch.float64"):
@@ -583,6 +583,27 @@ def test_a_constant_made_in_the_default_dtype_guards_the_default_dtype():
     finally:
         torch.set_default_dtype(torch.float32)
     torch.testing.assert_close(gm(x), f(x))
+    with torch.device("meta"), pytest.raises(GuardError, match=r"was device\(type='cpu'\) when traced and is "
+                                                                r"device\(type='meta'\)"):
+        gm(x)  # eager makes the constant on the meta device there
+
+
+@pytest.mark.parametrize("factory", [lambda: torch.logspace(0, 1, 3), lambda: torch.scalar_tensor(0.1)],
+                         ids=["logspace", "scalar_tensor"])
+def test_every_factory_making_a_constant_in_the_default_dtype_guards_it(factory):
+    def f(x):
+        return x.double() + factory()
+
+    x = torch.ones(3, dtype=torch.float64)
+    gm = concrete_trace(f, (x,))
+    traced = gm(x)
+    torch.set_default_dtype(torch.float64)
+    try:
+        assert not torch.equal(f(x), traced), "eager makes the constant in float64 now: the graph's would be wrong"
+        with pytest.raises(GuardError, match="was torch.float32 when traced and is torch.float64"):
+            gm(x)
+    finally:
+        torch.set_default_dtype(torch.float32)
 
 
 def test_tracing_never_changes_the_caller_s_example_inputs():
@@ -1061,6 +1082,130 @@ def test_a_tensor_a_global_holds_is_the_graphs_constant_and_a_change_is_followed
         name = "OFFSET_OF_TEST" if change == "global tensor rebound" else "WEIGHTS_OF_TEST"
         with pytest.raises(GuardError, match=f"guard_state: the global {name} of {__name__}"):
             gm(x)
+
+
+class _Helpers:
+    """What the model's code reaches through other code than its own methods: the globals below are read by
+    helpers of each kind, and the tests change one after tracing."""
+
+    BASE, DEEP, VIA_DICT, VIA_LAMBDA, VIA_STATIC, VIA_OBJECT = 2.0, 2.0, 2.0, 2.0, 2.0, 2.0
+
+
+@functools.lru_cache(maxsize=None)
+def _cached_helper(n):
+    return _Helpers.BASE * n
+
+
+def _deep_4():
+    return _Helpers.DEEP
+
+
+def _deep_3():
+    return _deep_4()
+
+
+def _deep_2():
+    return _deep_3()
+
+
+def _deep_1():
+    return _deep_2()
+
+
+def _via_dict():
+    return _Helpers.VIA_DICT
+
+
+HELPER_TABLE_OF_TEST = {"scale": _via_dict}
+
+
+class _PlainHelper:
+    def scale(self):
+        return _Helpers.VIA_OBJECT
+
+
+class ReachesHelpers(nn.Module):
+    K = 2.0
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scale_fn = lambda: _Helpers.VIA_LAMBDA
+        self.helper = _PlainHelper()
+
+    @classmethod
+    def k(cls):
+        return cls.K
+
+    @staticmethod
+    def static_scale():
+        return _Helpers.VIA_STATIC
+
+    def forward(self, x):
+        return (x * _cached_helper(3) + _deep_1() + HELPER_TABLE_OF_TEST["scale"]() + self.scale_fn() + self.k()
+                + self.static_scale() + self.helper.scale())
+
+
+@pytest.mark.parametrize("attribute", ["BASE", "DEEP", "VIA_DICT", "VIA_LAMBDA", "VIA_STATIC", "VIA_OBJECT", "K"])
+def test_a_value_a_helper_of_the_model_reads_is_guarded_however_the_helper_is_reached(attribute, monkeypatch):
+    """A helper reached through lru_cache, four calls deep, a dict of functions, a lambda attribute, a class or
+    static method, or a plain helper object's method: the class attribute it reads changed after tracing
+    used to leave the graph's constant in place, silently."""
+    owner = ReachesHelpers if attribute == "K" else _Helpers
+    x = torch.ones(2)
+    model = ReachesHelpers()
+    gm = concrete_trace(model, (x,))
+    traced = gm(x)
+    monkeypatch.setattr(owner, attribute, 5.0)
+    _cached_helper.cache_clear()
+    assert not torch.equal(model(x), traced), "eager answers otherwise now: the graph's answer would be wrong"
+    with pytest.raises(GuardError, match=rf"guard_state: the (global _Helpers|attribute self\.K)"):
+        gm(x)
+    monkeypatch.undo()
+    _cached_helper.cache_clear()
+    torch.testing.assert_close(gm(x), model(x))
+
+
+class _Shifted(nn.Linear):
+    def __init__(self) -> None:
+        super().__init__(2, 2)
+        self.shift = 1.0
+
+
+HELD_MODULE_OF_TEST = _Shifted()
+ACTIVATIONS_OF_TEST = {"act": torch.relu}
+
+
+class ConfigOfTest:
+    SCALE = 2.0
+
+
+def _reads_held_objects(x):
+    return ACTIVATIONS_OF_TEST["act"](HELD_MODULE_OF_TEST(x) + HELD_MODULE_OF_TEST.shift) * ConfigOfTest.SCALE
+
+
+@pytest.mark.parametrize("change", ["global module rebound", "global module's attribute changed",
+                                    "builtin function swapped in a global dict", "class attribute of a global class"])
+def test_an_object_a_global_holds_is_checked_as_the_object_and_what_the_code_reads_of_it(change, monkeypatch):
+    """A module, a builtin function or a class a global holds: swapping it, or changing what the code reads of
+    it (a module's plain attribute, a class attribute), after tracing used to be silent. (The module's
+    weights are its own: the graph calls that very module, which reads them.)"""
+    torch.manual_seed(0)
+    x = torch.randn(2)
+    gm = concrete_trace(_reads_held_objects, (x,))
+    traced = gm(x)
+    name = {"global module rebound": "global HELD_MODULE_OF_TEST", "global module's attribute changed":
+            "attribute HELD_MODULE_OF_TEST.shift", "builtin function swapped in a global dict":
+            "global ACTIVATIONS_OF_TEST", "class attribute of a global class": "global ConfigOfTest"}[change]
+    here = sys.modules[__name__]
+    {"global module rebound": lambda: monkeypatch.setattr(here, "HELD_MODULE_OF_TEST", _Shifted()),
+     "global module's attribute changed": lambda: monkeypatch.setattr(HELD_MODULE_OF_TEST, "shift", -5.0),
+     "builtin function swapped in a global dict": lambda: monkeypatch.setitem(ACTIVATIONS_OF_TEST, "act", torch.tanh),
+     "class attribute of a global class": lambda: monkeypatch.setattr(ConfigOfTest, "SCALE", -3.0)}[change]()
+    assert not torch.equal(_reads_held_objects(x), traced), "eager answers otherwise now"
+    with pytest.raises(GuardError, match=f"guard_state: the {name}"):
+        gm(x)
+    monkeypatch.undo()
+    torch.testing.assert_close(gm(x), _reads_held_objects(x))
 
 
 class ReadsTorchSettings(nn.Module):

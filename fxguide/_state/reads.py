@@ -37,7 +37,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from fxguide._state.contents import _ATOMS, attributes, kind_of
+from fxguide._state.contents import _ATOMS, attributes, is_torchs, kind_of
 
 #: The most items a record holds: a larger value is not kept (reading it on every call would cost too much).
 LARGEST = 2000
@@ -116,9 +116,24 @@ def _record(value: Any, names: Collection[str], budget: _Budget, depth: int, ide
         own = attributes(value)
         return (type(value).__qualname__,
                 tuple((n, inner(own[n])) for n in sorted(own) if n in names))
-    if identities and isinstance(value, (nn.Module, torch.Tensor, types.FunctionType, type)):
+    if isinstance(value, type) and not _theirs(value):  # a class of the program's: its attributes the code names
+        attrs = {n: v for klass in reversed(value.__mro__) if not _theirs(klass) for n, v in vars(klass).items()
+                 if n in names and not n.startswith("__")}
+        return ("class", _Identity(value) if identities is True else value.__qualname__,
+                tuple((n, inner(attrs[n])) for n in sorted(attrs)))
+    if identities and isinstance(value, _HELD):
         return _Identity(value) if identities is True else _held(value, budget)
     return ("<" + type(value).__qualname__ + ">",)  # a tensor, a module, a function, a generator...
+
+
+#: What a record holds as that very object (with ``identities``): what a graph holds or calls.
+_HELD = (nn.Module, torch.Tensor, types.FunctionType, types.BuiltinFunctionType, type)
+
+
+def _theirs(klass: type) -> bool:
+    """A class of Python's, torch's or a library's C code (``object``, ``nn.Module``): not the program's own."""
+    module = str(getattr(klass, "__module__", "") or "")
+    return is_torchs(module) or module.partition(".")[0] in sys.stdlib_module_names
 
 
 def _by_name(value: Any) -> bool:

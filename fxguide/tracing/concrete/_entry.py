@@ -16,6 +16,7 @@ from torch.nn.modules import module as _module_globals
 from torch.utils import _pytree as pytree
 
 from fxguide._state import hooks_registered
+from fxguide._state.reads import Same
 from fxguide.tracing.concrete._diff import Before, refusal
 from fxguide.tracing.concrete._inputs import install as install_input_guard
 from fxguide.tracing.concrete._inputs import insert_check, install_check
@@ -25,7 +26,8 @@ from fxguide.tracing.concrete._records import (Decision, Guard, GuardError, Rais
                                                _check_example, _pending_guard)
 from fxguide.tracing.concrete._settled import unsettled
 from fxguide.tracing.concrete._tracer import (ConcreteTracer, _Interceptions, attributes_read, cells_read,
-                                              class_functions, globals_read, model_code, set_attribute,
+                                              class_functions, globals_read, model_classes, model_code,
+                                              set_attribute,
                                               settings_read)
 from fxguide.tracing.concrete.questions import _OFF
 
@@ -210,17 +212,26 @@ def _trace(root: nn.Module | Callable[..., Any], args: tuple[Any, ...], kwargs: 
     where = (code.co_filename, code.co_firstlineno) if code else ("<unknown>", 0)
     install_input_guard(gm, bound.signature, dict(bound.arguments), where, plan.inputs, plan.given)
     if "modes" not in _OFF:  # the training flags and hooks of what the graph inlined, checked on every call
-        paths = {id(m): "self" + (f".{n}" if n else "") for n, m in tracer.root.named_modules()}
-        inlined = [(paths.get(key, type(m).__name__), m) for key, m in tracer.inlined.items()]
-        # what the model's code reads of any module: a leaf's too (``self.lin.in_features``, ``self.lin.weight``)
-        every = inlined + [(paths[id(m)], m) for m in tracer.root.modules()
-                           if id(m) not in tracer.inlined and id(m) in paths]
         reads = "reads" not in _OFF
-        members = class_functions([type(m) for m in root.modules()] if isinstance(root, nn.Module) else [])
+        members = class_functions(model_classes(root))
         code = model_code(root, getattr(tracer, "user_code", {}), members) if reads else {}
         written = {node.args[1] for node in gm.graph.nodes if node.target is set_attribute and len(node.args) > 1}
+        held_globals = globals_read(code)
+        # a module a global holds (``x * HOLD.scale``, ``ENCODER(x)``): its attributes are read as the model's,
+        # and it is named by the global (a traced function's graph holds it as ``self._module_0``)
+        held_modules = [(name, kept.value) for _, name, kept in held_globals
+                        if isinstance(kept, Same) and isinstance(kept.value, nn.Module)]
+        paths = {id(m): "self" + (f".{n}" if n else "") for n, m in tracer.root.named_modules()}
+        paths.update({id(m): name + (f".{n}" if n else "") for name, module in held_modules
+                      for n, m in module.named_modules()})
+        inlined = [(paths.get(key, type(m).__name__), m) for key, m in tracer.inlined.items()]
+        # what the model's code reads of any module: a leaf's too (``self.lin.in_features``, ``self.lin.weight``)
+        seen = set(tracer.inlined)
+        every = inlined + [(paths[id(m)], m) for m in [*tracer.root.modules(), *(m for _, held in held_modules
+                                                                                 for m in held.modules())]
+                           if id(m) in paths and id(m) not in seen and not seen.add(id(m))]
         state = StateGuard(root.training if isinstance(root, nn.Module) else None, inlined, where,
-                           globals_read(code), getattr(tracer, "environ_reads", {}) if reads else {},
+                           held_globals, getattr(tracer, "environ_reads", {}) if reads else {},
                            attributes_read(every, code, written, {path for path, _ in inlined},
                                            objects_read.names()),
                            cells_read(root, code, members) if reads else [],

@@ -18,6 +18,9 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, M
 from typing import Any
 
 import torch
+import torch.backends.cuda
+import torch.backends.mha
+import torch.distributed
 import torch.fx as fx
 from torch import nn
 from torch.fx.node import map_arg
@@ -25,7 +28,7 @@ from torch.fx.proxy import Attribute
 from torch.utils import _pytree as pytree
 
 from fxguide._state import same_value
-from fxguide._state.contents import is_torchs
+from fxguide._state.contents import is_torchs, kind_of
 from fxguide._state.reads import Read, Same
 from fxguide.tracing.concrete import _replay
 from fxguide.tracing.concrete._effects import Effects
@@ -43,8 +46,9 @@ _LOOP_LINE = re.compile(r"\bfor\b.+\bin\b")
 #: Functions and tensor methods that need real sizes: called with traced sizes
 #: (``torch.ones(n, d)``, ``real_tensor.expand(n, d)``), they get the example's
 #: sizes, each a guarded ``int`` decision.
-_FACTORIES = ("ones", "zeros", "empty", "full", "arange", "eye", "linspace", "rand", "randn", "randint",
-              "tensor", "as_tensor", "ones_like", "zeros_like", "full_like")
+_FACTORIES = ("ones", "zeros", "empty", "full", "arange", "eye", "linspace", "logspace", "rand", "randn", "randint",
+              "randperm", "scalar_tensor", "empty_strided", "tril_indices", "triu_indices", "tensor", "as_tensor",
+              "ones_like", "zeros_like", "full_like")
 _CALLS = ("call_function", "call_method", "call_module")
 _TENSOR_METHODS = ("expand", "view", "reshape", "repeat", "new_zeros", "new_ones", "new_full", "new_empty",
                    "new_tensor", "narrow", "__getitem__", "masked_fill", "index_select", "to")
@@ -93,15 +97,37 @@ def class_functions(classes: list[type]) -> dict[str, list[types.FunctionType]]:
         if is_torchs(klass.__module__):
             continue
         for name, attribute in vars(klass).items():
-            function = attribute.fget if isinstance(attribute, property) else attribute
-            if isinstance(function, types.FunctionType):
+            for function in _callees(attribute.fget if isinstance(attribute, property) else attribute, 0):
                 found.setdefault(name, []).append(function)
     return found
 
 
+def _callees(value: Any, depth: int = 1) -> Iterator[types.FunctionType]:
+    """The Python functions calling ``value`` runs: a function, a static or class method's, a bound method's,
+    a wrapper's (``functools.lru_cache``, ``functools.wraps``), and (``depth`` levels down) those a dict, list
+    or tuple holds (``HELPERS["scale"]()``)."""
+    for _ in range(8):  # a wrapper of a wrapper...
+        if isinstance(value, (staticmethod, classmethod, types.MethodType)):
+            value = value.__func__
+        elif not isinstance(value, types.FunctionType) and callable(getattr(value, "__wrapped__", None)):
+            value = value.__wrapped__
+        else:
+            break
+    if isinstance(value, types.FunctionType):
+        yield value
+        inner = getattr(value, "__wrapped__", None)  # a functools.wraps decorator's wrapper: the function too
+        if isinstance(inner, types.FunctionType):
+            yield inner
+    elif depth > 0 and type(value) in (dict, list, tuple):
+        for item in (value.values() if isinstance(value, dict) else value):
+            yield from _callees(item, depth - 1)
+
+
 def _is_theirs(namespace: Mapping[str, Any]) -> bool:
-    """Torch's own code and state (its settings are guarded as settings, its functions traced as operations)."""
-    return is_torchs(str(namespace.get("__name__", "")))
+    """Torch's own code and state (its settings are guarded as settings, its functions traced as operations),
+    and Python's standard library (``copy``, ``re``: what the model's code calls there is not the model's)."""
+    name = str(namespace.get("__name__", ""))
+    return is_torchs(name) or name.partition(".")[0] in sys.stdlib_module_names
 
 
 def _modules_named(code: types.CodeType, namespace: Mapping[str, Any]) -> list[types.ModuleType]:
@@ -110,19 +136,37 @@ def _modules_named(code: types.CodeType, namespace: Mapping[str, Any]) -> list[t
             and not _is_theirs(vars(value))]
 
 
+#: How many calls deep :func:`model_code` follows the functions the model's code names.
+_DEPTH = 6
+
+
+def model_classes(root: Any) -> list[type]:
+    """The classes whose methods the model's code may call: its modules', and those of the plain objects its
+    modules hold (``self.helper.scale()``)."""
+    if not isinstance(root, nn.Module):
+        return []
+    modules = list(root.modules())
+    return [type(m) for m in modules] + [type(v) for m in modules for v in vars(m).values()
+                                         if kind_of(v) == "object"]
+
+
 def model_code(root: Any, running: Mapping[types.CodeType, dict[str, Any]],
                members: Mapping[str, list[types.FunctionType]] | None = None) -> dict[types.CodeType, dict[str, Any]]:
     """The code the model runs, each with the globals it reads from (torch's own left out).
 
     That is the ``forward`` methods (or the traced function), the functions that were running when a node
-    was recorded (``running``), their nested functions, and, three calls deep, the functions of their
+    was recorded (``running``), their nested functions, and, six calls deep, the functions of their
     module (or of a module they name, ``helpers.scale(x)``) and the methods and property getters of the
-    model's classes that they name (``members``: :func:`class_functions` of them, when already found).
+    model's classes that they name (``members``: :func:`class_functions` of them, when already found), and
+    the functions the model's modules hold (``self.scale_fn = lambda: SCALE``).
     """
     if members is None:
-        members = class_functions([type(m) for m in root.modules()] if isinstance(root, nn.Module) else [])
+        members = class_functions(model_classes(root))
     pending = [(f.__code__, f.__globals__, 0) for f in forwards_of(root) if isinstance(f, types.FunctionType)]
     pending += [(code, namespace, 0) for code, namespace in running.items()]
+    if isinstance(root, nn.Module):
+        pending += [(f.__code__, f.__globals__, 1) for m in root.modules() for v in vars(m).values()
+                    if not isinstance(v, (nn.Module, torch.Tensor)) for f in _callees(v)]
     found: dict[types.CodeType, dict[str, Any]] = {}
     while pending:
         code, namespace, depth = pending.pop()
@@ -130,10 +174,10 @@ def model_code(root: Any, running: Mapping[types.CodeType, dict[str, Any]],
             continue
         found[code] = namespace
         pending.extend((c, namespace, depth) for c in code.co_consts if isinstance(c, types.CodeType))
-        if depth < 3:
+        if depth < _DEPTH:
             spaces = [namespace, *(vars(m) for m in _modules_named(code, namespace))]
             for name in code.co_names:
-                called = [v for space in spaces if isinstance(v := space.get(name), types.FunctionType)]
+                called = [f for space in spaces for f in _callees(space.get(name))]
                 pending.extend((f.__code__, f.__globals__, depth + 1) for f in [*called, *members.get(name, ())])
     return found
 
@@ -168,6 +212,8 @@ def _kept(value: Any, names: frozenset[str], held: tuple[type, ...] = (types.Fun
     a container, is held as that very object (see :func:`~fxguide._state.reads.freeze`)."""
     if _plain(value):
         return value
+    if isinstance(value, type) and not is_torchs(value.__module__) and (read := Read.of(value, names, identities)):
+        return read  # a class of the program's (``Config.SCALE``): itself, and the class attributes the code names
     if isinstance(value, held):
         return Same(value)
     if isinstance(value, (types.ModuleType, types.FunctionType, type, nn.Module, torch.Tensor)):
@@ -178,9 +224,10 @@ def _kept(value: Any, names: frozenset[str], held: tuple[type, ...] = (types.Fun
     return Same(value) if identities and callable(value) else _MISSING
 
 
-#: What a global may hold that the graph holds itself, checked by identity: a function or class it calls, a
-#: tensor (a constant of the graph; one inside a container a global holds too: ``x * WEIGHTS["w"]``).
-_HELD_IN_GLOBALS = (types.FunctionType, type, torch.Tensor)
+#: What a global (or a variable of an enclosing function) may hold that the graph holds itself, checked by
+#: identity: a function or class it calls, a tensor (a constant of the graph; one inside a container a global
+#: holds too: ``x * WEIGHTS["w"]``), a module it calls.
+_HELD_IN_GLOBALS = (types.FunctionType, types.BuiltinFunctionType, type, torch.Tensor, nn.Module)
 
 
 def globals_read(code: Mapping[types.CodeType, dict[str, Any]]) -> list[tuple[str, str, Any]]:
@@ -276,7 +323,7 @@ def _functions_held(root: Any, namespaces: Iterable[Mapping[str, Any]],
     yield from (f for f in forwards_of(root) if isinstance(f, types.FunctionType))
     if isinstance(root, nn.Module):
         if members is None:
-            members = class_functions([type(m) for m in root.modules()])
+            members = class_functions(model_classes(root))
         yield from (f for fs in members.values() for f in fs)
     values: list[Any] = [v for space in {id(n): n for n in namespaces}.values() for v in space.values()]
     if isinstance(root, nn.Module):
@@ -310,7 +357,7 @@ def cells_read(root: Any, code: Mapping[types.CodeType, Any],
                 value = cell.cell_contents
             except ValueError:  # not yet bound
                 continue
-            kept = _kept(value, names)
+            kept = _kept(value, names, _HELD_IN_GLOBALS, identities=True)
             if kept is not _MISSING:
                 found.append((function, index, kept))
     return found
@@ -781,13 +828,15 @@ class ConcreteTracer(fx.Tracer):
             self._decided[(node, name)] = value
         return self._decided[(node, name)]
 
-    def decide_default_dtype(self) -> None:
-        """Guard ``torch.get_default_dtype()``: a factory call made a constant in it (once per trace)."""
-        if (None, "default_dtype") in self._decided or getattr(self, "graph", None) is None:
+    def decide_default_dtype(self, getter: Callable[[], Any] | None = None) -> None:
+        """Guard ``torch.get_default_dtype()`` (or ``getter``, ``torch.get_default_device()``): a factory call
+        made a constant in it (once per trace)."""
+        getter = getter or _GET_DEFAULT_DTYPE
+        if (None, getter) in self._decided or getattr(self, "graph", None) is None:
             return
-        node = self.create_proxy("call_function", _GET_DEFAULT_DTYPE, (), {})
+        node = self.create_proxy("call_function", getter, (), {})
         self._record("value", node.node, self.value_of(node), "default-dtype")
-        self._decided[(None, "default_dtype")] = True
+        self._decided[(None, getter)] = True
 
     def replay_attribute(self, module: nn.Module, name: str, value: Any) -> None:
         """Record ``module.name = value`` (made without traced values) as a node: the graph sets it on every call."""
@@ -847,6 +896,7 @@ def eager_is_fx_tracing() -> bool:
 
 _ORIGINAL_IS_FX_TRACING = fx._symbolic_trace.is_fx_tracing
 _GET_DEFAULT_DTYPE = torch.get_default_dtype
+_GET_DEFAULT_DEVICE = torch.get_default_device
 
 #: Global settings and tracing predicates the model's code may ask: (owner, name, the function
 #: the graph calls to ask again, or None for the same function).
@@ -867,6 +917,16 @@ _GLOBALS: tuple[tuple[Any, str, Any], ...] = (
     (torch.compiler, "is_compiling", None),
     (torch.compiler, "is_dynamo_compiling", None),
     (fx._symbolic_trace, "is_fx_tracing", eager_is_fx_tracing),
+    *((owner, name, None) for owner, names in (
+        (torch, ("get_autocast_dtype", "get_autocast_cpu_dtype", "get_autocast_gpu_dtype", "is_autocast_cpu_enabled",
+                 "is_autocast_cache_enabled", "get_default_device", "get_deterministic_debug_mode", "initial_seed",
+                 "is_anomaly_check_nan_enabled", "is_warn_always_enabled")),
+        (torch.autograd, ("is_multithreading_enabled", "is_view_replay_enabled")),
+        (torch.backends.cuda, ("flash_sdp_enabled", "math_sdp_enabled", "mem_efficient_sdp_enabled",
+                               "cudnn_sdp_enabled")),
+        (torch.backends.mha, ("get_fastpath_enabled",)),
+        (torch.distributed, ("is_initialized", "get_rank", "get_world_size", "get_backend")),
+    ) for name in names if callable(getattr(owner, name, None))),
 )
 
 
@@ -1304,9 +1364,11 @@ class _Interceptions:
                 if _has_proxy((args, kwargs)):  # a traced tensor among the arguments: one recorded call
                     return tracer.create_proxy(op, method or original, args, kwargs)
             result = original(*args, **kwargs)
-            if op == "call_function" and kwargs.get("dtype") is None and isinstance(result, torch.Tensor) \
-                    and (result.is_floating_point() or result.is_complex()) and _is_user_frame(sys._getframe(1)):
-                tracer.decide_default_dtype()  # a constant made in the default dtype: the graph keeps this one
+            if op == "call_function" and isinstance(result, torch.Tensor) and _is_user_frame(sys._getframe(1)):
+                if kwargs.get("dtype") is None and (result.is_floating_point() or result.is_complex()):
+                    tracer.decide_default_dtype()  # a constant made in the default dtype: the graph keeps this one
+                if kwargs.get("device") is None:  # and on the default device (torch.set_default_device, a
+                    tracer.decide_default_dtype(_GET_DEFAULT_DEVICE)  # `with torch.device(...)` block)
             return result
 
         return call

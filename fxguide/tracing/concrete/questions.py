@@ -89,7 +89,8 @@ GUARDS: dict[str, str] = {
                     "every call is set by a node of the graph",
     "root-call": "the model is traced through its __call__: root hooks, a __call__ override, an instance forward",
     "rng": "torch.manual_seed inside forward is a graph node that seeds again on every call",
-    "default-dtype": "a decision on torch.get_default_dtype(), re-read by the graph on every call",
+    "default-dtype": "a decision on torch.get_default_dtype() (torch.get_default_device()), re-read by the graph on "
+                     "every call",
     "example-inputs": "the caller's example inputs are put back after tracing",
     "rebuilt-object": "an object holding traced values (a cache of tensors) is rebuilt by the graph on every call",
     "hints": "a compile hint given a traced tensor marks the example's tensor; the graph needs no node",
@@ -158,7 +159,11 @@ QUESTIONS: list[Question] = [
     Question("global-settings", "``torch.is_grad_enabled()``, ``torch.is_inference_mode_enabled()``, "
              "``torch.are_deterministic_algorithms_enabled()``, ``torch.is_autocast_enabled()``, "
              "``torch.get_default_dtype()``, ``torch.get_num_threads()``, ``torch.is_anomaly_enabled()``, "
-             "``torch.get_float32_matmul_precision()``", "guarded", "global",
+             "``torch.get_float32_matmul_precision()``, ``torch.get_autocast_dtype('cpu')``, "
+             "``torch.get_default_device()``, ``torch.initial_seed()``, ``torch.is_warn_always_enabled()``, "
+             "``torch.backends.cuda.flash_sdp_enabled()``, ``torch.backends.mha.get_fastpath_enabled()``, "
+             "``torch.distributed.is_initialized()``, ``get_rank()``, ``get_world_size()`` (the functions of "
+             "``_tracer._GLOBALS``)", "guarded", "global",
              "called again by the graph on every call; a different answer raises"),
     Question("tracing-predicates", "``torch.jit.is_scripting()``, ``torch.jit.is_tracing()``, "
              "``torch.compiler.is_compiling()``, ``torch.compiler.is_dynamo_compiling()``, "
@@ -237,9 +242,11 @@ QUESTIONS: list[Question] = [
              "guarded", "root-call", "the model is traced as a call runs it, through ``__call__``"),
     Question("manual-seed", "``torch.manual_seed(n)`` inside forward", "guarded", "rng",
              "a graph node seeds again on every call, where forward did"),
-    Question("default-dtype", "``torch.zeros(2)``, ``torch.tensor([0.5])``, ``torch.full((2,), 1.0)`` without "
-             "``dtype=`` and without traced sizes (a constant made in the default dtype)", "guarded",
-             "default-dtype", "``torch.get_default_dtype()`` is re-read on every call; another default raises"),
+    Question("default-dtype", "``torch.zeros(2)``, ``torch.tensor([0.5])``, ``torch.full((2,), 1.0)``, "
+             "``torch.logspace(0, 1, 3)`` without ``dtype=`` or ``device=`` and without traced sizes (a constant "
+             "made in the default dtype, on the default device)", "guarded", "default-dtype",
+             "``torch.get_default_dtype()`` and ``torch.get_default_device()`` are re-read on every call; another "
+             "default raises"),
     Question("traced-object", "``return logits, cache`` or ``wrapped_fn(cache)``, where ``cache`` is a Python "
              "object holding traced tensors (a Hugging Face ``DynamicCache``, a dataclass not registered with pytree)",
              "guarded", "rebuilt-object", "the graph builds a fresh copy of the object on every call, holding that "
