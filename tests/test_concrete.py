@@ -1208,6 +1208,146 @@ def test_an_object_a_global_holds_is_checked_as_the_object_and_what_the_code_rea
     torch.testing.assert_close(gm(x), _reads_held_objects(x))
 
 
+class _LibraryState:
+    """Values of the standard library's and NumPy's a forward may read its settings from."""
+
+    def __init__(self) -> None:
+        import collections
+        import contextvars
+        import decimal
+        import logging
+        import types as pytypes
+
+        import numpy as np
+
+        self.decimal = decimal.Decimal("2")
+        self.numpy_scalar = np.float32(2.0)
+        self.chained = collections.ChainMap({"s": 2.0}, {"s": 9.0})
+        self.proxy = pytypes.MappingProxyType({"s": 2.0})
+        self.var = contextvars.ContextVar("fxguide_test_scale", default=2.0)
+        self.logger = logging.getLogger("fxguide.test.level")
+        self.logger.setLevel(logging.INFO)
+
+
+class ReadsLibraryState(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.state = _LibraryState()
+
+    def forward(self, x):
+        import logging
+
+        s = self.state
+        y = x * float(s.decimal) + float(s.numpy_scalar) + s.chained["s"] + s.proxy["s"] + s.var.get()
+        return y * 2 if s.logger.isEnabledFor(logging.DEBUG) else y
+
+
+@pytest.mark.parametrize("change", ["Decimal", "NumPy scalar", "ChainMap", "MappingProxyType", "ContextVar",
+                                    "logger level"])
+def test_a_setting_read_from_a_library_object_changed_after_tracing_raises(change):
+    """Objects of the standard library and NumPy used to be recorded by their type only: the graph kept the
+    value they held when traced, silently. Now what they hold is compared (a logger by its level, where the
+    code asks it)."""
+    import decimal
+    import logging
+    import types as pytypes
+
+    import numpy as np
+
+    x = torch.ones(2)
+    model = ReadsLibraryState()
+    gm = concrete_trace(model, (x,))
+    traced = gm(x)
+    state, token = model.state, None
+    if change == "Decimal":
+        state.decimal = decimal.Decimal("3")
+    elif change == "NumPy scalar":
+        state.numpy_scalar = np.float32(3.0)
+    elif change == "ChainMap":
+        state.chained.maps[0]["s"] = 3.0
+    elif change == "MappingProxyType":
+        state.proxy = pytypes.MappingProxyType({"s": 3.0})
+    elif change == "ContextVar":
+        token = state.var.set(3.0)
+    else:
+        state.logger.setLevel(logging.DEBUG)
+    try:
+        assert not torch.equal(model(x), traced), "eager answers otherwise now"
+        with pytest.raises(GuardError, match="guard_state: the attribute self.state"):
+            gm(x)
+    finally:
+        if token is not None:
+            state.var.reset(token)
+
+
+class CallsItsOwnMethods(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.ModuleList([nn.ModuleList([nn.Linear(2, 2)])])
+        self.drop = nn.Dropout(0.5)
+
+    def act(self, x):
+        return torch.relu(x)
+
+    def forward(self, x):
+        drop = self.drop
+        y = self.act(self.blocks[0][0](x))
+        return y * 2 if drop.training else y
+
+
+@pytest.mark.parametrize("change", ["method replaced on the class", "forward replaced on the instance",
+                                    "module two containers down replaced", "leaf's flag read through an alias"])
+def test_what_the_graph_inlined_replaced_after_tracing_raises(change, monkeypatch):
+    """The graph holds the code it traced through and the modules it unrolled: a method rebound on the class,
+    ``model.forward = ...``, ``model.blocks[0][0] = ...`` and a leaf's flag read through a local name used to
+    leave the graph answering the old way, silently."""
+    torch.manual_seed(0)
+    x = torch.randn(2)
+    model = CallsItsOwnMethods()
+    gm = concrete_trace(model, (x,))
+    traced = gm(x)
+    if change == "method replaced on the class":
+        monkeypatch.setattr(CallsItsOwnMethods, "act", lambda self, x: torch.tanh(x))
+    elif change == "forward replaced on the instance":
+        model.forward = lambda x: x * 0
+    elif change == "module two containers down replaced":
+        model.blocks[0][0] = nn.Linear(2, 2)
+    else:
+        model.drop.eval()
+    assert not torch.equal(model(x), traced), "eager answers otherwise now"
+    with pytest.raises(GuardError, match="guard_state: the (attribute self|training flag)"):
+        gm(x)
+
+
+def test_a_deep_copy_keeps_the_checks_of_default_arguments_and_closures_a_pickle_those_it_can_find():
+    kept = {"k": 2.0}
+
+    def f(x, scale=2.0):
+        return x * scale * kept["k"]
+
+    x = torch.ones(2)
+    gm = concrete_trace(f, (x,))
+    copied = copy.deepcopy(gm)
+    kept["k"] = 3.0
+    with pytest.raises(GuardError, match="the variable kept"):
+        copied(x)
+    kept["k"] = 2.0
+    f.__defaults__ = (5.0,)
+    with pytest.raises(GuardError, match="the default arguments of"):
+        copied(x)
+
+
+@pytest.mark.parametrize("default", [torch.ones(2), [1, 2]], ids=["tensor", "list"])
+def test_a_default_a_graph_cannot_hold_is_refused_with_what_to_do(default):
+    """A tensor or a list left at its default used to fail inside torch.fx (``NameError: _tensor_constant0``)
+    or with a count of inputs; now the refusal names the parameter and what to write."""
+    def f(x, extra=default):
+        return x * len(extra)
+
+    with pytest.raises(UnguardableError, match=r"the parameter extra is left at its default.*Pass it in the call"):
+        concrete_trace(f, (torch.ones(2),))
+
+
 class ReadsTorchSettings(nn.Module):
     """Branches on settings of torch read as attributes: through the module path, a name imported from
     torch.backends, and an object holding settings (cuda.matmul)."""

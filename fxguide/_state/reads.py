@@ -25,13 +25,19 @@ False
 from __future__ import annotations
 
 import argparse
+import contextvars
+import decimal
 import enum
+import fractions
 import functools
+import logging
 import math
 import reprlib
 import sys
+import threading
 import types
-from collections.abc import Collection
+import weakref
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import torch
@@ -87,6 +93,9 @@ def _record(value: Any, names: Collection[str], budget: _Budget, depth: int, ide
     if type(value) in _ATOMS or isinstance(value, enum.Enum):
         return _atom(value)
     inner = functools.partial(_record, names=names, budget=budget, depth=depth + 1, identities=identities)
+    library = _library_record(value, names, inner)
+    if library is not None:
+        return library
     if isinstance(value, functools.partial):  # its function, and the arguments it adds
         return ("partial", inner(value.func), tuple(map(inner, value.args)),
                 tuple((k, inner(v)) for k, v in sorted(value.keywords.items())))
@@ -134,6 +143,39 @@ def _theirs(klass: type) -> bool:
     """A class of Python's, torch's or a library's C code (``object``, ``nn.Module``): not the program's own."""
     module = str(getattr(klass, "__module__", "") or "")
     return is_torchs(module) or module.partition(".")[0] in sys.stdlib_module_names
+
+
+def _library_record(value: Any, names: Collection[str], inner: Callable[[Any], Any]) -> Any:
+    """A record of a value of the standard library's or NumPy's that holds settings a forward may read: an exact
+    number (``Decimal``, ``Fraction``), a NumPy scalar, a read-only or chained mapping (``MappingProxyType``,
+    ``ChainMap``, ``ConfigParser``), a logger's level, a context variable's or a thread-local's value, a weak
+    reference's target; ``None`` for anything else."""
+    cls = type(value)
+    if cls in (decimal.Decimal, fractions.Fraction):
+        return (cls.__name__, str(value))
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and isinstance(value, numpy.generic):
+        return ("numpy", str(value.dtype), _atom(value.item()))
+    if isinstance(value, logging.Logger):  # asked for its level: a logging call itself is replayed by the graph
+        if not _LEVEL_READ & set(names):
+            return None
+        return ("Logger", value.name, value.getEffectiveLevel(), value.disabled)
+    if isinstance(value, contextvars.ContextVar):
+        return ("ContextVar", value.name, inner(value.get(_NOT_SET)))
+    if isinstance(value, weakref.ref):
+        return ("weakref", inner(value()))
+    if isinstance(value, threading.local):
+        return ("local", tuple((n, inner(v)) for n, v in sorted(vars(value).items()) if n in names))
+    if isinstance(value, Mapping) and not isinstance(value, dict) and cls.__module__.partition(".")[0] in (
+            "collections", "types", "configparser", "builtins"):
+        return (cls.__qualname__, tuple((inner(k), inner(v)) for k, v in value.items()))
+    return None
+
+
+#: What code asks a logger that makes it decide by the logger's level.
+_LEVEL_READ = frozenset({"level", "isEnabledFor", "getEffectiveLevel", "disabled"})
+#: A context variable without a value.
+_NOT_SET = ("<not set>",)
 
 
 def _by_name(value: Any) -> bool:
@@ -236,23 +278,40 @@ class Read:
         return self.text
 
 
+_CONTAINERS = (nn.ModuleList, nn.Sequential, nn.ModuleDict)
+
+
+def _children(module: nn.Module) -> tuple[Any, ...]:
+    """A module's direct children, and the children of those that are containers (``self.blocks[0][0]``:
+    the graph holds one step per module it unrolled), in order, with a marker closing each container."""
+    found: list[Any] = []
+    for child in module._modules.values():
+        found.append(child)
+        if isinstance(child, _CONTAINERS):
+            found += [*_children(child), _END]
+    return tuple(found)
+
+
+_END = ("<end of container>",)
+
+
 class Same:
     """An object the graph holds itself (a submodule, a tensor attribute, a function it calls): the model's
-    code must still find that very object. For a module, its direct children too (a ``ModuleList`` that
-    forward iterates: the graph holds one step per child)."""
+    code must still find that very object. For a module, its direct children too, and those of containers
+    among them (a ``ModuleList`` that forward iterates: the graph holds one step per child)."""
 
     __slots__ = ("children", "value")
 
     def __init__(self, value: Any) -> None:
         self.value = value
-        self.children = tuple(value._modules.values()) if isinstance(value, nn.Module) else None
+        self.children = _children(value) if isinstance(value, nn.Module) else None
 
     def unchanged(self, now: Any) -> bool:
         if now is not self.value:
             return False
         if self.children is None:
             return True
-        children = tuple(now._modules.values())
+        children = _children(now)
         return len(children) == len(self.children) and all(a is b for a, b in zip(children, self.children))
 
     def picklable(self) -> bool:

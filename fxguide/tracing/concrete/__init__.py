@@ -56,7 +56,10 @@ every fxguide transform, and pickling (which keeps the graph node for node
 rather than tracing its code again). A pickled or deep-copied graph holds
 copies of the model's tensors and no longer follows the model: it keeps
 every check but those on the model's own modules (their flags, hooks and
-attributes), which a change of the model no longer reaches. Tracing a guarded graph again
+attributes), which a change of the model no longer reaches, and, in a pickled
+copy, those on the variables of enclosing functions (pickling cannot find a
+nested function again; default arguments of a function it finds by name are
+kept). Tracing a guarded graph again
 (``symbolic_trace``, ``make_fx``, non-strict ``torch.export``) would answer
 each check once, so it raises :class:`UnguardableError`.
 
@@ -89,17 +92,31 @@ value), ``type(v)`` in modules other than those defining the model's
 is_grad_enabled, zeros``, ``from os import environ``, ``from warnings import
 warn``) into modules other than those (there, the name is re-pointed while
 tracing, as ``torch.is_grad_enabled`` is), the stand-in's own attributes read
-directly (``x.node``), a module swapped for another of the same type inside a
-container a global holds (a tensor, function or class there is checked as that
-very object; in a pickled copy, a tensor by its contents), a closure reached through
+directly (``x.node``), a closure reached through
 another object than the model's modules and the globals of its code, a
 value read past 2,000 items
 or six levels deep (checking it on every call would cost more than the call),
-state the diff does not reach (more than four levels deep or past 10,000
+a tensor's value read as a Python number (``S.item()``) and then changed in
+place, a name looked up through ``globals()``, ``sys.modules`` or a module's
+``__getattr__``, torch's functions replaced after tracing (``F.gelu = ...``),
+the legacy ``torch.Tensor([...])`` constructor's dtype, a
+``TorchFunctionMode`` entered around a call, what the outside world answers
+other than ``os.environ`` (``os.path.exists``, ``Path.read_text()``,
+``torch.load`` inside forward, the clock: a file ``forward`` opens itself is
+refused), state the diff does not reach (more than four levels deep or past 10,000
 objects, the globals of modules the model's code neither runs in nor names,
-the inside of C objects such as an ``lru_cache``, another thread's changes),
-and a cache that ``forward`` fills once (traced, since a second call changes
-nothing; tracing leaves it empty, and the graph's calls do not fill it).
+a variable of an enclosing function or a function's attribute that forward
+rebinds, a class attribute of a class that is not the model's, the inside of
+C objects such as an ``lru_cache``, an iterator or a ``random.Random``,
+another thread's changes), and a cache that ``forward`` fills once (traced,
+since a second call changes nothing; tracing leaves it empty, and the graph's
+calls do not fill it). What a global or an enclosing function holds that the
+graph calls or holds (a module, a tensor, a function, a class) is checked as
+that very object, a program's class also through the class attributes the
+code names, and an object of the standard library's or NumPy's (an exact
+number, a NumPy scalar, a mapping, a context variable, a logger asked for its
+level) through what it holds; in a pickled copy a tensor is compared by its
+contents.
 
 The package: ``_records`` (decisions, guards, the errors), ``_frames`` (whose
 code is asking), ``_proxy`` (the proxies' conversions to Python values),

@@ -16,7 +16,7 @@ from torch.nn.modules import module as _module_globals
 from torch.utils import _pytree as pytree
 
 from fxguide._state import hooks_registered
-from fxguide._state.reads import Same
+from fxguide._state.reads import _SHORT, Same
 from fxguide.tracing.concrete._diff import Before, refusal
 from fxguide.tracing.concrete._inputs import install as install_input_guard
 from fxguide.tracing.concrete._inputs import insert_check, install_check
@@ -25,7 +25,7 @@ from fxguide.tracing.concrete._objects_read import ObjectReads
 from fxguide.tracing.concrete._records import (Decision, Guard, GuardError, RaisesGuard, UnguardableError,
                                                _check_example, _pending_guard)
 from fxguide.tracing.concrete._settled import unsettled
-from fxguide.tracing.concrete._tracer import (ConcreteTracer, _Interceptions, attributes_read, cells_read,
+from fxguide.tracing.concrete._tracer import (ConcreteTracer, _Interceptions, _plain, attributes_read, cells_read,
                                               class_functions, globals_read, model_classes, model_code,
                                               set_attribute,
                                               settings_read)
@@ -112,6 +112,14 @@ def _plan(root: Any, bound: inspect.BoundArguments, receive: Callable[..., None]
         # Parameters left at their default are constants of the trace (FX's concrete_args).
         concrete = {name: p.default for name, p in params.items()
                     if name not in bound.arguments and p.default is not inspect.Parameter.empty}
+        for name, default in concrete.items():
+            if not _plain(default):
+                raise UnguardableError(
+                    f"concrete_trace: the parameter {name} is left at its default, {_SHORT.repr(default)} (a "
+                    f"{type(default).__name__}); a graph keeps a default only as a plain value (a number, string, "
+                    f"dtype, None, or a tuple of them), not as a tensor or a container forward could change. Pass "
+                    f"it in the call (concrete_trace(model, args, {{{name!r}: ...}})), or default it to None and "
+                    f"make the value inside forward")
         forward = None
     else:
         concrete, positional, keyword = {}, [], []

@@ -16,6 +16,7 @@ function's variable or a default argument, an environment variable, a setting of
 
 from __future__ import annotations
 
+import copy
 import os
 import sys
 import weakref
@@ -38,6 +39,9 @@ def _hooks(module: nn.Module) -> tuple[tuple[int, ...], ...]:
 
 
 _UNSET = object()
+#: What a deep copy of a StateGuard shares with the original: weak references to the model's functions, and
+#: what was kept of the code's state (Same and Read records: the objects they hold by identity stay those).
+_SHARED = frozenset({"cells_read", "globals_read"})
 
 
 def _unchanged(kept: Any, now: Any, memo: dict[tuple[int, int, bool], Any]) -> bool:
@@ -164,15 +168,35 @@ class StateGuard(nn.Module):
                                   f"{'the object it was' if isinstance(value, Same) else 'its value'})",
                                   repr(value), "deleted" if now is _MISSING else _SHORT.repr(now))
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> StateGuard:
+        """A deep copy of the graph holds copies of the model's tensors, as a pickled one does, but runs in this
+        process: the checks of the code's own state (globals, enclosing functions' variables, default
+        arguments) are kept as they are, weak references and all."""
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        state = self.__getstate__()
+        state["cells_read"], state["globals_read"] = list(self.cells_read), list(self.globals_read)
+        for key, value in state.items():
+            new.__dict__[key] = value if key in _SHARED else copy.deepcopy(value, memo)
+        return new
+
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         # weak references to the model's modules and functions: a pickled graph no longer shares them (nor
-        # the attributes of those modules); a global is kept unless it is an object pickling cannot find again
-        state["watched"], state["read_from"], state["cells_read"], state["attributes_read"] = [], [], [], {}
+        # the attributes of those modules); a global is kept unless it is an object pickling cannot find again,
+        # and so are the default arguments of a function pickling finds by name
+        state["watched"], state["read_from"], state["attributes_read"] = [], [], {}
+        state["cells_read"] = [(function, index, value) for ref, index, value in self.cells_read
+                               if index < 0 and (function := ref()) is not None and Same(function).picklable()]
         # a tensor the graph held by identity is compared by its contents in the copy, which holds a copy of it
         state["globals_read"] = [(m, n, kept) for m, n, v in self.globals_read
                                  if (kept := v.detached() if isinstance(v, (Read, Same)) else v) is not None]
         return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state["cells_read"] = [(weakref.ref(f) if not isinstance(f, weakref.ref) else f, index, value)
+                               for f, index, value in state.get("cells_read", ())]
+        super().__setstate__(state)
 
     def extra_repr(self) -> str:
         return f"{len(self.watched)} modules watched"

@@ -371,8 +371,8 @@ _HELD_ON_MODULES = (nn.Module, torch.Tensor, types.FunctionType, types.BuiltinFu
 
 def lookup(module: nn.Module, name: str) -> Any:
     """``module.name`` as Python finds it without running code: the instance's attribute (a submodule, parameter
-    or buffer too), else its class's (a class attribute of the model's own classes; torch's and methods left
-    out), else ``_MISSING``."""
+    or buffer too), else its class's (a class attribute of the model's own classes, a method, a property's
+    getter or a static method's function; torch's left out), else ``_MISSING``."""
     own = vars(module)
     if name in own:
         return own[name]
@@ -384,24 +384,37 @@ def lookup(module: nn.Module, name: str) -> Any:
             break
         if name in vars(klass):
             value = vars(klass)[name]
-            return _MISSING if isinstance(value, (types.FunctionType, property, staticmethod, classmethod)) \
-                else value
+            if isinstance(value, (staticmethod, classmethod)):
+                return value.__func__  # the function the graph inlined: rebinding it changes what eager runs
+            return value.fget if isinstance(value, property) else value
     return _MISSING
 
 
 def _training_read_of(code: Mapping[types.CodeType, Any]) -> set[str]:
-    """The attributes whose training flag ``code`` reads (``self.drop.training``: ``drop``), from its bytecode."""
+    """The attributes whose training flag ``code`` reads (``self.drop.training``: ``drop``), from its bytecode;
+    ``"*"`` when it reads one through anything else (``self.layers[0].training``, ``m.training`` of an alias
+    or of a loop over ``self.modules()``), which could be any module's."""
     found: set[str] = set()
     for inner in code:
-        before = None
+        before: Any = None
         for instruction in dis.get_instructions(inner):
-            if instruction.opname in ("LOAD_ATTR", "LOAD_METHOD"):
-                if instruction.argval == "training" and before is not None:
+            if instruction.opname in ("LOAD_ATTR", "LOAD_METHOD") and instruction.argval == "training":
+                if isinstance(before, str):
                     found.add(before)
+                elif before is not _SELF:
+                    found.add("*")
+            if instruction.opname in ("LOAD_ATTR", "LOAD_METHOD"):
                 before = instruction.argval
+            elif instruction.opname == "LOAD_FAST" and instruction.argval == "self":
+                before = _SELF  # the module's own flag: watched where its code is inlined
             else:
                 before = None
     return found
+
+
+_SELF = object()
+#: What nn.Module keeps on each instance for itself (its registries and hooks), never a value forward reads.
+_MODULE_STATE = frozenset(vars(nn.Module())) - {"training"}
 
 
 def attributes_read(modules: list[tuple[str, nn.Module]], code: Mapping[types.CodeType, Any],
@@ -421,9 +434,12 @@ def attributes_read(modules: list[tuple[str, nn.Module]], code: Mapping[types.Co
     for path, module in modules:
         kept = {}
         own = vars(module).keys() | module._modules.keys() | module._parameters.keys() | module._buffers.keys()
-        for name in names & (own | _class_names(type(module))):
-            if name in written or name.startswith("_") or (name == "training" and (
-                    path in flags_watched or path.rpartition(".")[2] not in flag_owners)):
+        # a module whose code the graph holds: its forward too (``model.forward = other`` on the instance)
+        asked = names | {"forward"} if path in flags_watched else names
+        for name in asked & (own | _class_names(type(module))):
+            if name in written or name.startswith("__") or name in _MODULE_STATE or (name == "training" and (
+                    path in flags_watched or ("*" not in flag_owners
+                                              and path.rpartition(".")[2] not in flag_owners))):
                 continue
             value = lookup(module, name)
             held = _MISSING if value is _MISSING else _kept(value, names, _HELD_ON_MODULES, identities=True)
