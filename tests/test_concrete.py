@@ -1348,6 +1348,27 @@ def test_a_default_a_graph_cannot_hold_is_refused_with_what_to_do(default):
         concrete_trace(f, (torch.ones(2),))
 
 
+@pytest.mark.parametrize("read", ["items", "copy", "iteration"])
+def test_forward_reading_the_whole_environment_is_guarded_on_every_variable_and_on_new_ones(read, monkeypatch):
+    """``os.environ.items()``, ``.copy()`` or a loop over it reads every variable, those set later too (their
+    absence was read): the graph used to hold what the loop found, silently."""
+    monkeypatch.delenv("FXGUIDE_TEST_SHIFT", raising=False)
+
+    def f(x):
+        found = {"items": lambda: dict(os.environ.items()), "copy": lambda: os.environ.copy(),
+                 "iteration": lambda: {k: os.environ[k] for k in os.environ}}[read]()
+        return x + float(found.get("FXGUIDE_TEST_SHIFT", 0))
+
+    x = torch.zeros(2)
+    gm = concrete_trace(f, (x,))
+    traced = gm(x)
+    torch.testing.assert_close(traced, f(x))
+    monkeypatch.setenv("FXGUIDE_TEST_SHIFT", "5")
+    assert not torch.equal(f(x), traced), "eager answers otherwise now"
+    with pytest.raises(GuardError, match="the variables of os.environ"):
+        gm(x)
+
+
 class ReadsTorchSettings(nn.Module):
     """Branches on settings of torch read as attributes: through the module path, a name imported from
     torch.backends, and an object holding settings (cuda.matmul)."""

@@ -74,7 +74,8 @@ their classes') of the model's modules that its code names, leaves included
 (``helpers.SCALE``), the variables of enclosing functions that its code
 reads, the default arguments of its functions, a leaf's training flag it
 reads by name (``self.drop.training``), the ``os.environ`` variables it
-reads, and torch's settings it reads as attributes
+reads (all of them, and which there are, when it iterates over them), and
+torch's settings it reads as attributes
 (``torch.backends.cudnn.enabled``, ``torch.backends.cuda.matmul.allow_tf32``;
 those asked through functions, ``torch.get_num_threads()``, are graph nodes).
 A plain value (a number,

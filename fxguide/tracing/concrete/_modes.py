@@ -27,7 +27,7 @@ from torch import nn
 from fxguide._state import hooks_registered, same_value
 from fxguide._state.reads import _SHORT, Read, Same, freeze
 from fxguide.tracing.concrete._records import Decision, GuardError, _refuse_retrace
-from fxguide.tracing.concrete._tracer import _MISSING, lookup, torch_setting
+from fxguide.tracing.concrete._tracer import _MISSING, EVERY_VARIABLE, every_variable, lookup, torch_setting
 
 _ADVICE = ('Trace again after the change (concrete_trace(..., on_mismatch="retrace") does so by itself), or '
            "undo it before calling the graph.")
@@ -150,6 +150,14 @@ class StateGuard(nn.Module):
                 raise self._error(f"torch's setting {module_name}.{path} (read by forward; the graph holds what it "
                                   f"was)", repr(value), "unreadable" if now is _MISSING else _SHORT.repr(now))
         for variable, value in getattr(self, "environ_read", {}).items():
+            if variable == EVERY_VARIABLE:  # forward read the whole environment: which variables there are
+                now = every_variable()
+                if now != value:
+                    added = sorted(set(now.split("\n")) - set(value.split("\n")))
+                    raise self._error("the variables of os.environ (forward read them all; the graph holds what it "
+                                      "read)", f"{value.count(chr(10)) + 1} variables",
+                                      f"{now.count(chr(10)) + 1}" + (f", {', '.join(added[:3])} added" if added else ""))
+                continue
             now = os.environ.get(variable)
             if now != value:
                 raise self._error(f"os.environ[{variable!r}] (read by forward; the graph holds what it read)",

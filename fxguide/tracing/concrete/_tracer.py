@@ -450,6 +450,15 @@ def attributes_read(modules: list[tuple[str, nn.Module]], code: Mapping[types.Co
     return found
 
 
+#: The name under which the environment's variable names are kept, when forward read them all.
+EVERY_VARIABLE = "\0the names of the environment's variables"
+
+
+def every_variable() -> str:
+    """The names of ``os.environ``'s variables, as one string (kept and compared like a variable's value)."""
+    return "\n".join(sorted(os.environ))
+
+
 class _Environ(MutableMapping):  # type: ignore[type-arg]
     """``os.environ`` while tracing: what the model's code reads is recorded (the graph holds it)."""
 
@@ -478,11 +487,36 @@ class _Environ(MutableMapping):  # type: ignore[type-arg]
     def __delitem__(self, key: Any) -> None:
         del self._environ[key]
 
+    def _record_all(self) -> None:
+        # the whole environment read (``os.environ.items()``, ``dict(os.environ)``, ``.copy()``): every variable
+        if threading.get_ident() == self._thread and _is_user_frame(sys._getframe(2)):
+            for key in list(self._environ):
+                self._reads.setdefault(key, self._environ.get(key))
+            self._reads.setdefault(EVERY_VARIABLE, every_variable())  # and which there are: one set later counts
+
     def __iter__(self) -> Iterator[Any]:
+        self._record_all()
         return iter(self._environ)
 
     def __len__(self) -> int:
+        self._record_all()
         return len(self._environ)
+
+    def items(self) -> Any:
+        self._record_all()
+        return self._environ.items()
+
+    def keys(self) -> Any:
+        self._record_all()
+        return self._environ.keys()
+
+    def values(self) -> Any:
+        self._record_all()
+        return self._environ.values()
+
+    def copy(self) -> dict[str, str]:
+        self._record_all()
+        return self._environ.copy()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._environ, name)
