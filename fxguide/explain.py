@@ -26,15 +26,23 @@ from __future__ import annotations
 import sys
 
 from fxguide.diagnose.causes import Cause, from_capture_stack, graph_break_url, local_site, published_site
-from fxguide.diagnose.lookup import closest, lookup
+from fxguide.diagnose.lookup import Match, closest, lookup
 from fxguide.diagnose.recognise import Recognition, recognise
-from fxguide.diagnose.torch_messages import inventory_release
+from fxguide.diagnose.torch_messages import inventory_release, parts
 from fxguide.diagnose.topics import described, topic
 
 
 NOT_CAPTURE = ("This does not look like an error of torch's capture stack (torch.fx, torch.export, torch.compile): "
                "no torch frame and no phrase torch's tracing prints.")
 # (nor a message of the inventory of torch's own: text that holds one is recognised, not said to be elsewhere's)
+
+
+def _as_printed(recognition: Recognition) -> str:
+    """The recognised message as torch prints it: its exception class, its template with ``...`` for each value."""
+    lines = ["...".join(parts(line)) for line in recognition.template.split("\n")]
+    if recognition.entry.graph_break:
+        return "\n".join([f"Unsupported: {lines[0]}", *lines[1:]])
+    return "\n".join([f"{recognition.entry.exception}: {lines[0]}", *lines[1:]])
 
 
 def _where(cause: Cause) -> list[str]:
@@ -98,7 +106,12 @@ def _reproduced(shown: list[dict[str, str]]) -> list[str]:
     for item in shown:
         lines.append(f"- {_short(item['message'], 120)} (under {item['tool']})")
         lines.append(f"    cause: {_short(item['cause'], 300)}")
-    return lines + [f"    {label}{place}" for label, place in _places("atlas/messages.html")]
+    return lines + [f"    {label}{place}" for label, place in _places(_row(shown[0]))]
+
+
+def _row(reproduction: dict[str, str]) -> str:
+    """The messages page, at ``reproduction``'s row."""
+    return "atlas/messages.html" + (f"#{reproduction['anchor']}" if reproduction.get("anchor") else "")
 
 
 def _atlas(text: str) -> list[str]:
@@ -133,6 +146,9 @@ def explain(text: str) -> tuple[int, str]:
                    "e.g. `python -m fxguide.explain \"TraceError: symbolically traced variables ...\"`")
     match = lookup(text)
     found = recognise(text)
+    if match is None and found:  # torch's message, recognised (a fragment of it too): the cause of its full text
+        match = next((Match(inferred.cause, recognition.line) for recognition in found
+                      if (inferred := lookup(_as_printed(recognition))) is not None), None)
     shown = _reproductions(found) if found else []
     known = (_recognised(found) + _reproduced(shown) if found else []) + _atlas(text)
     if match is not None and not (shown and match.cause.type_only):
@@ -143,7 +159,7 @@ def explain(text: str) -> tuple[int, str]:
     if shown:
         return 0, "\n".join([f"cause (reproduced on the atlas's messages page): {_short(shown[0]['cause'], 300)}",
                              f"  reproduced: {_short(shown[0]['message'], 120)} (under {shown[0]['tool']})",
-                             *[f"  {label}{place}" for label, place in _places("atlas/messages.html")], *known,
+                             *[f"  {label}{place}" for label, place in _places(_row(shown[0]))], *known,
                              *(["", f"The catalogue's class of it: {match.cause.name}", *_where(match.cause)]
                                if match is not None else [])])
     lines = ["No cause in fxguide's catalogue matches this text.", *known]
@@ -169,7 +185,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     text = " ".join(args) if args else ("" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read())
     status, report = explain(text)
-    print(report, file=sys.stderr if status == 2 else sys.stdout)
+    try:
+        print(report, file=sys.stderr if status == 2 else sys.stdout)
+    except BrokenPipeError:  # the reader piped it into `head`: what they read was printed
+        sys.stdout = None  # no second error when Python flushes it at exit
     return status
 
 

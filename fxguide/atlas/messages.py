@@ -58,7 +58,7 @@ class MessagesTable(str):
                        f"<p><b>Cause:</b> {html.escape(outcome.repro.cause)}</p>"
                        f'<pre><code class="language-python">{code}</code></pre>'
                        f'<p><b>Fix:</b></p><pre><code class="language-python">{fix}</code></pre></details>')
-            rows.append(f"<tr>{cells}</tr><tr><td colspan=\"{len(HEAD)}\">{details}</td></tr>")
+            rows.append(f'<tr id="{outcome.repro.anchor}">{cells}</tr><tr><td colspan="{len(HEAD)}">{details}</td></tr>')
         return (f'<div class="atlas-scroll"><table class="table atlas"><thead><tr>{head}</tr></thead>'
                 f"<tbody>{''.join(rows)}</tbody></table></div>")
 

@@ -143,8 +143,14 @@ CAUSES: tuple[Cause, ...] = (
            messages=("TypeError: 'Proxy' object cannot be interpreted as an integer",)),
     _cause("a traced value where Python needs a number",
            r"slice indices must be integers or None or have an __index__ method|"
-           r"torch\.finfo\(\) requires a floating point input type", "limitations", "limitations-python-numbers",
-           plain_python=True, distinctive=r"torch\.finfo\(\)"),
+           r"torch\.finfo\(\) requires a floating point input type|"
+           r"type (Proxy|Attribute) doesn't define __\w+__ method", "limitations", "limitations-python-numbers",
+           plain_python=True, distinctive=r"torch\.finfo\(\)|type (Proxy|Attribute) doesn't"),
+    _cause("NumPy given a traced value", r"invalid __array_struct__", "atlas/calls-out",
+           "atlas-np-asarray-of-a-tensor", plain_python=True),  # NumPy's own words: a Proxy answers every attribute
+    _cause("a bound argument passed by name to the traced graph",
+           r"forward\(\) got an unexpected keyword argument", "limitations", "limitations-concrete-args",
+           frames=r"torch/fx/graph_module\.py", plain_python=True),
     _cause("item assignment on a traced value", r"'(Proxy|Attribute)' object does not support item assignment",
            _ERRORS, "error-item-assignment", messages=("TypeError: 'Proxy' object does not support item assignment",)),
     _cause("a traced value passed to NumPy-style code", r"__cuda_array_interface__",
@@ -157,7 +163,8 @@ CAUSES: tuple[Cause, ...] = (
            messages=("AssertionError: relu has been specialized to have value True but got another value",)),
     _cause("a tensor's truth value", r"Boolean value of Tensor with more than one value is ambiguous",
            _ERRORS, "error-boolean-ambiguous",
-           messages=("RuntimeError: Boolean value of Tensor with more than one value is ambiguous",)),
+           messages=("RuntimeError: Boolean value of Tensor with more than one value is ambiguous",),
+           plain_python=True),  # eager code raises it too: `if delta.abs() < threshold:`
     _cause("a tensor constructor given traced sizes", r"must be tuple of ints, but found element of type (Proxy|Attribute)",
            "limitations", "limitations-constructors"),
     _cause("a decorated forward", r"co_varnames is too small", _ERRORS, "error-decorated-forward",
@@ -240,9 +247,12 @@ CAUSES: tuple[Cause, ...] = (
     # symbolic tracing
     _cause("a constructor given several traced sizes",
            r"\b(?:new_)?(?:zeros|ones|empty|full|rand|randn|randint|randperm|eye|arange|tensor)\(\) "
-           r"takes 1 positional argument but \d+ were given",
+           r"(?:takes 1 positional argument but \d+ were given|received an invalid combination of arguments - "
+           r"got \((?:Proxy|Attribute|int)(?:, (?:Proxy|Attribute|int))*\))",
            _ERRORS, "error-zeros-traced-sizes",
-           messages=("TypeError: zeros() takes 1 positional argument but 2 were given",)),
+           messages=("TypeError: zeros() takes 1 positional argument but 2 were given",
+                     "TypeError: randn() received an invalid combination of arguments - got (Proxy, Proxy), but "
+                     "expected one of:")),
     _cause("a feature-extractor node the graph lacks", r"node: '?[^'\s]*'? is not present in model",
            _ERRORS, "error-node-not-present",
            messages=("ValueError: node: 'layer1' is not present in model. Hint: use `get_graph_node_names` to make "
@@ -275,15 +285,16 @@ CAUSES: tuple[Cause, ...] = (
            messages=("UnpicklingError: Weights only load failed. This file can still be loaded, to do so you have "
                      "two options, do those steps only if you trust the source of the checkpoint.",)),
     # torch.export
-    _cause("a dynamic dimension export found constrained", r"Constraints violated \(", _ERRORS,
-           "error-constraints-violated",
-           messages=('UserError: Constraints violated (width)! For more information, run with '
-                     'TORCH_LOGS="+dynamic".',)),
+    # the narrower class first: a message's later lines may name it (lookup's _narrowed)
     _cause("a dimension marked dynamic that the code specialized",
            r"marked \S+ as dynamic but your code specialized it to be a constant", _ERRORS, "error-specialized-constant",
            messages=('UserError: - You marked batch as dynamic but your code specialized it to be a constant (1). If '
                      "you're using mark_dynamic, either remove it or use maybe_mark_dynamic. If you're using "
                      'Dim.DYNAMIC, replace it with either Dim.STATIC or Dim.AUTO.',)),
+    _cause("a dynamic dimension export found constrained", r"Constraints violated \(", _ERRORS,
+           "error-constraints-violated",
+           messages=('UserError: Constraints violated (width)! For more information, run with '
+                     'TORCH_LOGS="+dynamic".',)),
     _cause("Dim.DYNAMIC given to a size of 0 or 1", r"Received user-specified dim hint Dim\.DYNAMIC[^\n]{0,300}?specialized",
            _ERRORS, "error-dim-dynamic-specialized",
            messages=("ValueError: - Received user-specified dim hint Dim.DYNAMIC(min=None, max=None), but export 0/1 "

@@ -66,9 +66,15 @@ class Recognition:
     line: str
     raised_at: Place | None = None
 
+    fragment: bool = False
+    """Recognised from a fragment of the message (:func:`_by_fragment`), not from a whole line of it."""
+
     @property
     def how(self) -> str:
-        """How it was recognised, in words (by its message, or by where the traceback says it was raised)."""
+        """How it was recognised, in words (by its message, a fragment of it, or where the traceback says it was
+        raised)."""
+        if self.fragment:
+            return "recognised by a fragment of its message"
         if self.raised_at is None:
             return "recognised by its message"
         return (f"recognised by where it was raised: {self.raised_at.function} in {self.raised_at.file}, "
@@ -328,6 +334,107 @@ def _by_message(text: str, index: _Index, limit: int) -> list[Recognition]:
     return [Recognition(first[key][1].entry, first[key][1].template, first[key][2]) for key in best[:limit]]
 
 
+_FRAGMENT_TOKEN = re.compile(r"[A-Za-z0-9_]+|[^\sA-Za-z0-9_]")
+# a value as one token: a quoted string, a bracketed list of them, an <object>, a number, a path
+_VALUE = re.compile(r"\[[^\[\]\n]{0,200}\]|`[^`\n]*`|'[^'\n]*'|\"[^\"\n]*\"|<[^<>\n]*>|(?<!\w)[-+]?\d[\w.]*|(?<!\S)\S*/\S*")
+_VALUE_TOKENS = 5  # the most tokens a wildcard takes
+_WILD = ""  # a wildcard among a template line's tokens: one to three of the fragment's
+_FRAGMENT_LONGEST = 400  # a paste longer than this (or of more than 3 lines) is a message, not a fragment
+_FRAGMENT_WORDS = 4  # the least words of the template's own literal text a fragment must hold
+
+
+def _template_tokens(literal: tuple[str, ...]) -> tuple[str, ...]:
+    tokens: list[str] = []
+    for number, part in enumerate(literal):
+        if number:
+            tokens.append(_WILD)
+        tokens += [token.lower() for token in _FRAGMENT_TOKEN.findall(_VALUE.sub(" \x00 ", part))]
+    return tuple(tokens)
+
+
+@cache
+def _fragments(release: str = "") -> tuple[tuple[tuple[Entry, str, tuple[str, ...], bool], ...],
+                                           dict[str, frozenset[int]]]:
+    """Every template line of ``release``'s inventory as tokens (a wildcard as ``_WILD``), whether it is telling
+    (:func:`distinctive`), and for each word the lines holding it. Lines too plain to recognise a message by are
+    here too: a fragment that fits one of them as well as a telling line is not told apart."""
+    lines = tuple((entry, template, _template_tokens(parts(text)), distinctive(text)) for entry in entries(release)
+                  for template in entry.templates for text in template.split("\n"))
+    words: dict[str, set[int]] = {}
+    for number, (_, _, tokens, _) in enumerate(lines):
+        for token in tokens:
+            if token[:1].isalpha():
+                words.setdefault(token, set()).add(number)
+    return lines, {word: frozenset(found) for word, found in words.items()}
+
+
+def _aligned(fragment: list[str], template: tuple[str, ...]) -> int:
+    """The most of ``fragment``'s words that ``template``'s literal tokens hold, the fragment read as a stretch of
+    a message made from the template (a wildcard taking one to three of its tokens, its ends cut anywhere);
+    0 where it is not such a stretch."""
+    best = 0
+
+    def walk(i: int, j: int, words: int) -> int:
+        if i == len(fragment):
+            return words
+        if j == len(template):
+            return 0
+        if template[j] == _WILD:  # a value torch filled in: a few tokens, or the fragment ends inside it
+            found = words if len(fragment) - i <= _VALUE_TOKENS else 0
+            for taken in range(1, _VALUE_TOKENS + 1):
+                if i + taken <= len(fragment):
+                    found = max(found, walk(i + taken, j + 1, words))
+            return found
+        if fragment[i] != template[j]:
+            return 0
+        return walk(i + 1, j + 1, words + fragment[i][:1].isalpha())
+
+    for start in range(len(template)):
+        if template[start] == fragment[0] or template[start] == _WILD:
+            best = max(best, walk(0, start, 0))
+    return best
+
+
+def _by_fragment(text: str) -> list[Recognition]:
+    """The entries a short paste is a stretch of (``keyword mismatch: Got the following keywords``): the template
+    lines holding its words in order, values between them where the template has a wildcard, at least
+    :data:`_FRAGMENT_WORDS` of their own words and enough to tell (:func:`distinctive`); the best fit only, and
+    only when no other entry fits as well."""
+    flat = " ".join(text.split())
+    if len(flat) > _FRAGMENT_LONGEST or text.strip().count("\n") > 2:
+        return []
+    shown = _FRAGMENT_TOKEN.findall(_VALUE.sub(" \x00 ", _QUALIFIED_CLASS.sub("", flat)))
+    fragment = [token.lower() for token in shown]
+    if len(fragment) < _FRAGMENT_WORDS:
+        return []
+    lines, words = _fragments()
+    known = sorted((words[token] for token in set(fragment) if token in words and token[:1].isalpha()), key=len)
+    if not known:
+        return []
+    # every line holding one of the two rarest words (one of them may be a value the template has a wildcard for)
+    candidates = sorted(set().union(*known[:2]))
+    fits = [(score, number) for number in candidates
+            if (score := _aligned(fragment, lines[number][2])) >= _FRAGMENT_WORDS]
+    if not fits:
+        return []
+    best = max(score for score, _ in fits)
+    winners = {lines[number][0].id: number for score, number in fits if score == best}
+    if len({lines[number][2] for number in winners.values()}) != 1:
+        return []  # two messages fit as well: the fragment does not tell which (one raised in two places does)
+    entry, _, tokens, telling = lines[next(iter(winners.values()))]
+    literal = " ".join(token for token in shown if token.lower() in tokens)
+    words = sum(token[:1].isalpha() for token in tokens)
+    if entry.python or not (distinctive(literal) or telling and _FRAGMENT_PHRASE <= best < words):
+        return []  # Python's own message, words anyone's could hold, or a plain message whole (not a fragment)
+    return [Recognition(lines[number][0], lines[number][1], flat, fragment=True) for number in winners.values()]
+
+
+_FRAGMENT_PHRASE = 5  # ... or this many of a telling line's words, in a row (a value between them aside)
+
+
+_QUALIFIED_CLASS = re.compile(r"^\s*(?:[A-Za-z_]\w*\.)*[A-Z]\w*: ")  # a fragment pasted with its class in front
+
+
 @lru_cache(maxsize=4)
 def recognise(text: str, limit: int = 3) -> tuple[Recognition, ...]:
     """The inventory entries ``text`` holds, at most ``limit``, best first. First those its traceback's raising
@@ -360,7 +467,8 @@ def recognise(text: str, limit: int = 3) -> tuple[Recognition, ...]:
     placed = _by_frame(text, index)
     named = {recognition.entry.id for recognition in placed}
     rest = [recognition for recognition in _by_message(text, index, limit) if recognition.entry.id not in named]
-    return tuple([*placed, *rest][:limit])
+    found = [*placed, *rest] or _by_fragment(text)
+    return tuple(found[:limit])
 
 
 __all__ = ["Recognition", "recognisable", "recognise"]

@@ -114,6 +114,14 @@ def halve_columns_with_as_int(x):
     return x.reshape(-1, wrapping.as_int(x.shape[1] / 2), 2)
 
 
+def keep_half_with_round(x):
+    return x[:, : round(x.shape[1] * 0.5)]
+
+
+def keep_half_with_as_rounded(x):
+    return x[:, : wrapping.as_rounded(x.shape[1] * 0.5)]
+
+
 def scale_with_float(x):
     return x / float(x.abs().max())
 

@@ -23,7 +23,7 @@ as_int`` is a different global name, is not patched, and is traced through.
 import torch
 import torch.fx
 
-__all__ = ["all_of", "as_int", "divide_by_rows", "fresh_noise", "sizes_tensor"]
+__all__ = ["all_of", "as_int", "as_rounded", "divide_by_rows", "fresh_noise", "sizes_tensor"]
 
 # Module scope: every function of this module that calls ``len`` while being
 # traced records a ``len`` node instead of failing.
@@ -61,6 +61,19 @@ def as_int(value: object) -> int:
         return int(value)
     except (TypeError, ValueError, OverflowError) as error:
         raise TypeError(f"as_int: cannot convert {value!r} to int ({error})") from None
+
+
+@torch.fx.wrap
+def as_rounded(value: object) -> int:
+    """``round(value)``, recorded as one call while tracing (``round(x.shape[1] * 0.5)``).
+
+    >>> as_rounded(2.5), as_rounded(3.5)
+    (2, 4)
+    """
+    try:
+        return round(value)
+    except TypeError as error:
+        raise TypeError(f"as_rounded: expected a number, got {type(value).__name__}") from error
 
 
 @torch.fx.wrap

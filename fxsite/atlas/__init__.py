@@ -68,7 +68,8 @@ def reproduced() -> dict:
     found: dict[str, list[dict]] = {}
     for item in all_repros():
         if item.entry:
-            found.setdefault(item.entry, []).append({"message": item.message, "tool": item.tool, "cause": item.cause})
+            found.setdefault(item.entry, []).append({"message": item.message, "tool": item.tool, "cause": item.cause,
+                                                     "anchor": item.anchor})
     return {"about": "Written by `python -m fxsite.atlas` from fxguide.atlas.repros; do not edit.",
             "entries": dict(sorted(found.items()))}
 

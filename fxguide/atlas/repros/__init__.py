@@ -64,6 +64,12 @@ class Repro:
     to close)."""
 
     @property
+    def anchor(self) -> str:
+        """The id of the reproduction's row on the messages page (``msg-dynamo-boolbranch-compile-fullgraph``)."""
+        return "msg-" + "-".join(re.sub(r"[^a-z0-9]+", "-", part.lower()).strip("-")
+                                 for part in (self.group, self.code.__name__, self.tool))
+
+    @property
     def module(self) -> bool:
         """Whether the reproduction is a module run under a capture tool (else a call that raises)."""
         return self.tool in TOOLS

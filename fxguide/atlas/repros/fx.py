@@ -12,6 +12,7 @@ from torch import nn
 from torch.fx.passes.shape_prop import ShapeProp
 
 from fxguide.atlas.repros import fix_of, repro
+from fxguide.tracing import wrapping
 from fxguide.atlas.repros.dynamo import BoolBranch, ItemBranch, signs
 
 X = torch.arange(8.0).reshape(2, 4)
@@ -314,3 +315,101 @@ def call_module_added():
 class Double(nn.Module):
     def forward(self, x):
         return x * 2
+
+
+@repro("Argument of Node does not belong to this Graph", tool="graph.lint()", entry="33a2f8c70c",
+       cause="A node of another graph is used as an argument here (replace_all_uses_with given it): each graph's "
+             "nodes are its own.")
+def node_of_another_graph():
+    gm, other = traced(), torch.fx.symbolic_trace(Double())
+    add = next(n for n in gm.graph.nodes if n.op == "call_function")
+    doubled = next(n for n in other.graph.nodes if n.op == "call_function")
+    add.replace_all_uses_with(doubled)
+    gm.graph.lint()
+
+
+@fix_of(node_of_another_graph)
+def node_copied_into_the_graph():
+    """Copy the node into this graph (graph.node_copy), mapping its arguments to this graph's nodes."""
+    gm, other = traced(), torch.fx.symbolic_trace(Double())
+    x = next(iter(gm.graph.nodes))
+    add = next(n for n in gm.graph.nodes if n.op == "call_function")
+    doubled = next(n for n in other.graph.nodes if n.op == "call_function")
+    with gm.graph.inserting_after(add):
+        copied = gm.graph.node_copy(doubled, lambda arg: x)  # its one argument: this graph's input
+    add.replace_all_uses_with(copied)
+    gm.graph.erase_node(add)
+    gm.graph.lint()
+    gm.recompile()
+    return gm(X), (X * 2).relu()
+
+
+class ThreeLayers(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.first, self.second, self.third = nn.Linear(4, 4), nn.Linear(4, 4), nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.third(self.second(self.first(x)))
+
+
+@repro("cycle exists between partitions!", tool="split_module", entry="05837ead0d",
+       cause="The callback puts first and third in partition 0 and second in 1: 1 needs 0's output and 0 needs 1's. "
+             "Partitions must follow the order the graph runs in.")
+def cyclic_partitions():
+    from torch.fx.passes.split_module import split_module
+
+    model = ThreeLayers()
+    split_module(torch.fx.symbolic_trace(model), model,
+                 lambda node: {"first": 0, "second": 1, "third": 0}.get(str(node.target), 0))
+
+
+@fix_of(cyclic_partitions)
+def ordered_partitions():
+    from torch.fx.passes.split_module import split_module
+
+    model = ThreeLayers()
+    split = split_module(torch.fx.symbolic_trace(model), model,
+                         lambda node: {"first": 0, "second": 1, "third": 2}.get(str(node.target), 0))
+    return split(X), model(X)
+
+
+def _add_then_relu(x):
+    return (x + 1).relu()
+
+
+@repro("Returning nodes count mismatch", tool="torch.fx.replace_pattern", entry="184909d36e",
+       cause="The replacement returns two values where the pattern returns one: each output of the pattern is "
+             "replaced by the replacement's output in the same place.")
+def replacement_returns_more():
+    def replacement(x):
+        shifted = x + 1
+        return shifted.clamp(min=0), shifted
+
+    torch.fx.replace_pattern(traced(), _add_then_relu, replacement)
+
+
+@fix_of(replacement_returns_more)
+def replacement_returns_as_many():
+    def replacement(x):
+        return (x + 1).clamp(min=0)
+
+    gm = traced()
+    torch.fx.replace_pattern(gm, _add_then_relu, replacement)
+    return gm(X), AddRelu()(X)
+
+
+@repro("type Proxy doesn't define __round__ method", tool="symbolic_trace", entry="",
+       cause="round() asks the Proxy for __round__, a Python number it does not have while tracing.")
+class RoundedWidth(nn.Module):
+    def forward(self, x):
+        return x[:, : round(x.shape[1] * 0.5)]
+
+
+@fix_of(RoundedWidth)
+class WrappedRoundedWidth(nn.Module):
+    """round() in a wrapped function: recorded as one call, run on the real size."""
+
+    def forward(self, x):
+        return x[:, : wrapping.as_rounded(x.shape[1] * 0.5)]
