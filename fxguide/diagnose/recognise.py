@@ -67,7 +67,7 @@ class Recognition:
     raised_at: Place | None = None
 
     fragment: bool = False
-    """Recognised from a fragment of the message (:func:`_by_fragment`), not from a whole line of it."""
+    """Recognised from a fragment of the message, not from a whole line of it."""
 
     @property
     def how(self) -> str:
