@@ -33,6 +33,7 @@ import traceback
 from collections.abc import Callable
 
 import pytest
+import torch
 
 from fxguide.diagnose.causes import CAUSES, from_capture_stack
 from fxguide.diagnose.lookup import closest, lookup
@@ -117,6 +118,13 @@ def _call(value):
     return value()
 
 
+class _EagerNet(torch.nn.Module):
+    """A module called eagerly with a keyword its forward lacks: nn.Module's frames, none of the capture stack."""
+
+    def forward(self, x):
+        return x
+
+
 PLAIN: dict[str, Callable[[], object]] = {
     "int-of-none": lambda: int(None),
     "float-of-none": lambda: float(None),
@@ -132,6 +140,7 @@ PLAIN: dict[str, Callable[[], object]] = {
     "list-has-no-shape": lambda: [1, 2].shape,
     "module-has-no-attribute": lambda: os.not_a_function,
     "unexpected-keyword": lambda: _Config("config.json", lr=0.1),
+    "eager-module-unexpected-keyword": lambda: _EagerNet()(torch.ones(2), scale=2.0),
     "slice-indices": lambda: [1, 2, 3]["a":],
     "name-proxy-not-defined": lambda: eval("Proxy('http://localhost:3128')"),  # a name of the reader's, undefined
     "module-not-found": lambda: importlib.import_module("foo_fxguide_never_installed"),

@@ -146,11 +146,14 @@ CAUSES: tuple[Cause, ...] = (
            r"torch\.finfo\(\) requires a floating point input type|"
            r"type (Proxy|Attribute) doesn't define __\w+__ method", "limitations", "limitations-python-numbers",
            plain_python=True, distinctive=r"torch\.finfo\(\)|type (Proxy|Attribute) doesn't"),
+    _cause("inputs given to Interpreter.run by name", r"Interpreter\.run\(\) got an unexpected keyword argument",
+           "interpreters", "interpreters-run-positional",
+           messages=("TypeError: Interpreter.run() got an unexpected keyword argument 'x'",)),
     _cause("NumPy given a traced value", r"invalid __array_struct__", "atlas/calls-out",
            "atlas-np-asarray-of-a-tensor", plain_python=True),  # NumPy's own words: a Proxy answers every attribute
     _cause("a bound argument passed by name to the traced graph",
            r"forward\(\) got an unexpected keyword argument", "limitations", "limitations-concrete-args",
-           frames=r"torch/fx/graph_module\.py", plain_python=True),
+           plain_python=True),  # a GraphModule's frame says so (torch/fx/graph_module.py); any module's call too
     _cause("item assignment on a traced value", r"'(Proxy|Attribute)' object does not support item assignment",
            _ERRORS, "error-item-assignment", messages=("TypeError: 'Proxy' object does not support item assignment",)),
     _cause("a traced value passed to NumPy-style code", r"__cuda_array_interface__",

@@ -124,11 +124,20 @@ class TorchCondMutation(nn.Module):
         return torch.cond(x.sum() > 0, positive, lambda t: t - 1, (x.clone(),))
 
 
-@case("torch.cond branches with different output shapes", fix="Both branches must return the same "
-      "structure, dtypes and shapes (or shapes export can relate).", inputs=signs)
+@case("torch.cond branches with different output shapes", fix="Nothing where only sizes differ: the output "
+      "gets a size of its own (u0), checked when the program runs. The number of dimensions and the dtypes "
+      "must agree (the next row).", inputs=signs)
 class TorchCondShapes(nn.Module):
     def forward(self, x):
         return torch.cond(x.sum() > 0, lambda t: t[:1] + 1, lambda t: t - 1, (x,))
+
+
+@case("torch.cond branches with different numbers of dimensions", fix="Both branches must return the same "
+      "structure, dtypes and number of dimensions: reshape one branch's result to the other's (t.sum(0, "
+      "keepdim=True)).", inputs=signs)
+class TorchCondRanks(nn.Module):
+    def forward(self, x):
+        return torch.cond(x.sum() > 0, lambda t: t.sum(0), lambda t: t - 1, (x,))
 
 
 @case("torch.cond branch returning its input", fix="A branch must not return an input or a view of one: "
@@ -218,6 +227,22 @@ class DeepcopyTensor(nn.Module):
 class JitScripted(nn.Module):
     def forward(self, x):
         return torch.jit.script(torch.nn.functional.relu)(x)
+
+
+class _Doubler(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+@case("a torch.jit.script submodule", fix="Keep the submodule a Python module while capturing (script it "
+      "afterwards, if at all): a ScriptModule is TorchScript, which the capture tools do not read as Python.")
+class ScriptedSubmodule(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.sub = torch.jit.script(_Doubler())
+
+    def forward(self, x):
+        return self.sub(x) + 1
 
 
 # --- The fixes, each run through every tool like the rows above --------------------------------
