@@ -1055,20 +1055,21 @@ def _reads_global_tensors(x):
     return x * WEIGHTS_OF_TEST["w"] + OFFSET_OF_TEST
 
 
-@pytest.mark.parametrize("copied", [False, True], ids=["graph", "pickled graph"])
+@pytest.mark.parametrize("copied", ["graph", "pickled graph", "deep copy"])
 @pytest.mark.parametrize("change", ["tensor in a global dict rebound", "global tensor rebound",
                                     "tensor in a global dict changed in place"])
 def test_a_tensor_a_global_holds_is_the_graphs_constant_and_a_change_is_followed_or_raises(change, copied,
                                                                                            monkeypatch):
     """The graph holds the very tensors a global holds (``x * WEIGHTS["w"]``): rebinding one after tracing
     used to leave the graph computing with the old one, silently. The graph follows a change in place (it
-    holds that tensor); a pickled copy holds a copy of it, so there the tensor's contents are compared."""
+    holds that tensor); a pickled or deep copy holds a copy of it, so there the tensor's contents are
+    compared."""
     monkeypatch.setitem(WEIGHTS_OF_TEST, "w", torch.ones(3))
     monkeypatch.setattr(sys.modules[__name__], "OFFSET_OF_TEST", torch.ones(3))
     x = torch.arange(3.0)
     gm = concrete_trace(_reads_global_tensors, (x,))
-    if copied:
-        gm = pickle.loads(pickle.dumps(gm))
+    if copied != "graph":
+        gm = pickle.loads(pickle.dumps(gm)) if copied == "pickled graph" else copy.deepcopy(gm)
     traced = gm(x)
     torch.testing.assert_close(traced, _reads_global_tensors(x))
     {"tensor in a global dict rebound": lambda: WEIGHTS_OF_TEST.update(w=torch.full((3,), 2.0)),
@@ -1076,7 +1077,7 @@ def test_a_tensor_a_global_holds_is_the_graphs_constant_and_a_change_is_followed
      "tensor in a global dict changed in place": lambda: WEIGHTS_OF_TEST["w"].mul_(2)}[change]()
     eager = _reads_global_tensors(x)
     assert not torch.equal(eager, traced), "eager answers otherwise now: the graph's old answer would be wrong"
-    if change.endswith("in place") and not copied:
+    if change.endswith("in place") and copied == "graph":
         torch.testing.assert_close(gm(x), eager)
     else:
         name = "OFFSET_OF_TEST" if change == "global tensor rebound" else "WEIGHTS_OF_TEST"

@@ -22,6 +22,7 @@ import sys
 import weakref
 from typing import Any
 
+import torch
 from torch import nn
 
 from fxguide._state import hooks_registered, same_value
@@ -39,6 +40,14 @@ def _hooks(module: nn.Module) -> tuple[tuple[int, ...], ...]:
 
 
 _UNSET = object()
+def _for_a_copy(kept: Any) -> Any:
+    """What a deep copy of the graph checks instead of ``kept``: a tensor the original holds by identity by its
+    contents (the copy holds a copy of it); functions, classes and plain values as they are."""
+    if isinstance(kept, Same):
+        return kept.detached() if isinstance(kept.value, torch.Tensor) else kept
+    return kept.detached() if isinstance(kept, Read) else kept
+
+
 #: What a deep copy of a StateGuard shares with the original: weak references to the model's functions, and
 #: what was kept of the code's state (Same and Read records: the objects they hold by identity stay those).
 _SHARED = frozenset({"cells_read", "globals_read"})
@@ -183,7 +192,11 @@ class StateGuard(nn.Module):
         new = type(self).__new__(type(self))
         memo[id(self)] = new
         state = self.__getstate__()
-        state["cells_read"], state["globals_read"] = list(self.cells_read), list(self.globals_read)
+        # the copy holds copies of the tensors the graph held by identity: those are compared by their contents
+        state["cells_read"] = [(ref, index, kept) for ref, index, value in self.cells_read
+                               if (kept := _for_a_copy(value)) is not None]
+        state["globals_read"] = [(m, n, kept) for m, n, value in self.globals_read
+                                 if (kept := _for_a_copy(value)) is not None]
         for key, value in state.items():
             new.__dict__[key] = value if key in _SHARED else copy.deepcopy(value, memo)
         return new

@@ -106,6 +106,8 @@ def _callees(value: Any, depth: int = 1) -> Iterator[types.FunctionType]:
     """The Python functions calling ``value`` runs: a function, a static or class method's, a bound method's,
     a wrapper's (``functools.lru_cache``, ``functools.wraps``), and (``depth`` levels down) those a dict, list
     or tuple holds (``HELPERS["scale"]()``)."""
+    if isinstance(value, types.ModuleType):  # a module's __getattr__ may import: never asked
+        return
     for _ in range(8):  # a wrapper of a wrapper...
         if isinstance(value, (staticmethod, classmethod, types.MethodType)):
             value = value.__func__
