@@ -338,7 +338,7 @@ _FRAGMENT_TOKEN = re.compile(r"[A-Za-z0-9_]+|[^\sA-Za-z0-9_]")
 # a value as one token: a quoted string, a bracketed list of them, an <object>, a number, a path
 _VALUE = re.compile(r"\[[^\[\]\n]{0,200}\]|`[^`\n]*`|'[^'\n]*'|\"[^\"\n]*\"|<[^<>\n]*>|(?<!\w)[-+]?\d[\w.]*|(?<!\S)\S*/\S*")
 _VALUE_TOKENS = 5  # the most tokens a wildcard takes
-_WILD = ""  # a wildcard among a template line's tokens: one to three of the fragment's
+_WILD = ""  # a wildcard among a template line's tokens: up to _VALUE_TOKENS of the fragment's
 _FRAGMENT_LONGEST = 400  # a paste longer than this (or of more than 3 lines) is a message, not a fragment
 _FRAGMENT_WORDS = 4  # the least words of the template's own literal text a fragment must hold
 
@@ -370,36 +370,37 @@ def _fragments(release: str = "") -> tuple[tuple[tuple[Entry, str, tuple[str, ..
 
 def _aligned(fragment: list[str], template: tuple[str, ...]) -> int:
     """The most of ``fragment``'s words that ``template``'s literal tokens hold, the fragment read as a stretch of
-    a message made from the template (a wildcard taking one to three of its tokens, its ends cut anywhere);
-    0 where it is not such a stretch."""
-    best = 0
+    a message made from the template (a wildcard taking up to :data:`_VALUE_TOKENS` of its tokens, its ends cut
+    anywhere); 0 where it is not such a stretch. Each (fragment token, template token) pair is tried once."""
+    memo: dict[tuple[int, int], int] = {}
 
-    def walk(i: int, j: int, words: int) -> int:
+    def walk(i: int, j: int) -> int:  # the words matched from here on, -1 where the rest does not fit
         if i == len(fragment):
-            return words
+            return 0
         if j == len(template):
-            return 0
-        if template[j] == _WILD:  # a value torch filled in: a few tokens, or the fragment ends inside it
-            found = words if len(fragment) - i <= _VALUE_TOKENS else 0
-            for taken in range(1, _VALUE_TOKENS + 1):
-                if i + taken <= len(fragment):
-                    found = max(found, walk(i + taken, j + 1, words))
-            return found
-        if fragment[i] != template[j]:
-            return 0
-        return walk(i + 1, j + 1, words + fragment[i][:1].isalpha())
+            return -1
+        if (i, j) not in memo:
+            if template[j] == _WILD:  # a value torch filled in, or the fragment ends inside it
+                found = 0 if len(fragment) - i <= _VALUE_TOKENS else -1
+                for taken in range(1, min(_VALUE_TOKENS, len(fragment) - i) + 1):
+                    found = max(found, walk(i + taken, j + 1))
+            elif fragment[i] != template[j]:
+                found = -1
+            else:
+                rest = walk(i + 1, j + 1)
+                found = -1 if rest < 0 else rest + fragment[i][:1].isalpha()
+            memo[(i, j)] = found
+        return memo[(i, j)]
 
-    for start in range(len(template)):
-        if template[start] == fragment[0] or template[start] == _WILD:
-            best = max(best, walk(0, start, 0))
-    return best
+    return max([0, *(walk(0, start) for start, token in enumerate(template) if token in (fragment[0], _WILD))])
 
 
 def _by_fragment(text: str) -> list[Recognition]:
     """The entries a short paste is a stretch of (``keyword mismatch: Got the following keywords``): the template
     lines holding its words in order, values between them where the template has a wildcard, at least
-    :data:`_FRAGMENT_WORDS` of their own words and enough to tell (:func:`distinctive`); the best fit only, and
-    only when no other entry fits as well."""
+    :data:`_FRAGMENT_WORDS` of their own words, and either telling words (:func:`distinctive`) or
+    :data:`_FRAGMENT_PHRASE` words of a telling line short of all of it; the best fit only, and only when no
+    other message fits as well (entries of one message raised in several places come together)."""
     flat = " ".join(text.split())
     if len(flat) > _FRAGMENT_LONGEST or text.strip().count("\n") > 2:
         return []
