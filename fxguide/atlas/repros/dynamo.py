@@ -13,6 +13,7 @@ import json
 import os
 import threading
 import time
+import warnings
 
 import numpy as np
 import torch
@@ -855,6 +856,37 @@ class ScriptsInForward(nn.Module):
 class PlainRelu(nn.Module):
     def forward(self, x):
         return nn.functional.relu(x)
+
+
+class _Doubler(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+@repro("torch.jit.script/freeze modules unsupported (a scripted submodule)", tool=FULL, entry="GB4695",
+       cause="A submodule made with torch.jit.script is TorchScript: Dynamo cannot trace into it, and fullgraph "
+             "forbids the break.")
+class ScriptedSubmoduleCall(nn.Module):
+    def __init__(self):
+        super().__init__()
+        with warnings.catch_warnings():  # torch.jit.script's own deprecation notice
+            warnings.simplefilter("ignore", FutureWarning)
+            self.sub = torch.jit.script(_Doubler())
+
+    def forward(self, x):
+        return self.sub(x) + 1
+
+
+@fix_of(ScriptedSubmoduleCall)
+class PythonSubmoduleCall(nn.Module):
+    """The submodule kept a Python module while capturing."""
+
+    def __init__(self):
+        super().__init__()
+        self.sub = _Doubler()
+
+    def forward(self, x):
+        return self.sub(x) + 1
 
 
 class HookedLinear(nn.Module):
