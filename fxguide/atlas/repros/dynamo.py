@@ -859,6 +859,9 @@ class PlainRelu(nn.Module):
 
 
 class _Doubler(nn.Module):
+    """x * 2: the submodule the scripted-submodule reproduction scripts, and the graph-surgery ones of ``fx`` call
+    (as ``Double``)."""
+
     def forward(self, x):
         return x * 2
 

@@ -14,6 +14,7 @@ from torch.fx.passes.shape_prop import ShapeProp
 from fxguide.atlas.repros import fix_of, repro
 from fxguide.tracing import wrapping
 from fxguide.atlas.repros.dynamo import BoolBranch, ItemBranch, signs
+from fxguide.atlas.repros.dynamo import _Doubler as Double
 
 X = torch.arange(8.0).reshape(2, 4)
 
@@ -310,11 +311,6 @@ def call_module_added():
     gm.graph.lint()
     gm.recompile()
     return gm(X), AddRelu()(X) * 2
-
-
-class Double(nn.Module):
-    def forward(self, x):
-        return x * 2
 
 
 @repro("Argument of Node does not belong to this Graph", tool="graph.lint()", entry="33a2f8c70c",

@@ -188,7 +188,8 @@ class StateGuard(nn.Module):
     def __deepcopy__(self, memo: dict[int, Any]) -> StateGuard:
         """A deep copy of the graph holds copies of the model's tensors, as a pickled one does, but runs in this
         process: the checks of the code's own state (globals, enclosing functions' variables, default
-        arguments) are kept as they are, weak references and all."""
+        arguments) are kept, weak references and all, a tensor held by identity compared by its contents
+        (:func:`_for_a_copy`)."""
         new = type(self).__new__(type(self))
         memo[id(self)] = new
         state = self.__getstate__()
