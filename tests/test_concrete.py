@@ -1167,9 +1167,15 @@ def test_a_value_a_helper_of_the_model_reads_is_guarded_however_the_helper_is_re
 
 
 class _Shifted(nn.Linear):
-    def __init__(self) -> None:
+    """An identity layer plus ``shift``: fixed weights, so that every change the test makes shows in eager's answer
+    whatever the random state was when the module was built (random weights made ``relu`` zero for some orders)."""
+
+    def __init__(self, shift: float = 1.0) -> None:
         super().__init__(2, 2)
-        self.shift = 1.0
+        with torch.no_grad():
+            self.weight.copy_(torch.eye(2))
+            self.bias.zero_()
+        self.shift = shift
 
 
 HELD_MODULE_OF_TEST = _Shifted()
@@ -1198,7 +1204,7 @@ def test_an_object_a_global_holds_is_checked_as_the_object_and_what_the_code_rea
             "attribute HELD_MODULE_OF_TEST.shift", "builtin function swapped in a global dict":
             "global ACTIVATIONS_OF_TEST", "class attribute of a global class": "global ConfigOfTest"}[change]
     here = sys.modules[__name__]
-    {"global module rebound": lambda: monkeypatch.setattr(here, "HELD_MODULE_OF_TEST", _Shifted()),
+    {"global module rebound": lambda: monkeypatch.setattr(here, "HELD_MODULE_OF_TEST", _Shifted(shift=2.0)),
      "global module's attribute changed": lambda: monkeypatch.setattr(HELD_MODULE_OF_TEST, "shift", -5.0),
      "builtin function swapped in a global dict": lambda: monkeypatch.setitem(ACTIVATIONS_OF_TEST, "act", torch.tanh),
      "class attribute of a global class": lambda: monkeypatch.setattr(ConfigOfTest, "SCALE", -3.0)}[change]()
