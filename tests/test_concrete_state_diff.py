@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import array
 import collections
+import itertools
 import random
 import warnings
 from collections.abc import Callable
@@ -86,7 +87,8 @@ def state_of(model: nn.Module, given: torch.Tensor) -> dict[str, Any]:
     hooks = torch.nn.modules.module
     return {
         "model": modules, "class": freeze({k: v for k, v in vars(type(model)).items() if not k.startswith("__")}),
-        "globals": freeze((GLOBAL, LOG, COUNT)), "input": freeze(given),
+        "globals": freeze((GLOBAL, LOG, COUNT, ticks.n, TICKER.__closure__[0].cell_contents, Stats.calls,
+                           OPTIONAL_SCALE_OF_TEST in globals())), "input": freeze(given),
         "torch rng": torch.get_rng_state(), "python rng": random.getstate(), "numpy rng": freeze(np.random.get_state()),
         "settings": (torch.is_grad_enabled(), torch.get_default_dtype(), torch.are_deterministic_algorithms_enabled(),
                      len(hooks._global_forward_hooks), len(hooks._global_forward_pre_hooks)),
@@ -103,13 +105,15 @@ def seed_all(seed: int = 0) -> None:
 def fresh_world():
     """Every probe starts from the same globals and torch settings, and leaves none behind."""
     def reset() -> None:
-        global COUNT
+        global COUNT, TICKER, NUMBERS
         while HANDLES:  # global module hooks a probe registered
             HANDLES.pop().remove()
         GLOBAL.clear()
         GLOBAL["count"] = 0
         LOG.clear()
         COUNT = 0
+        ticks.n, TICKER, Stats.calls, NUMBERS = 0, ticker(), 0, itertools.count()
+        globals().pop(OPTIONAL_SCALE_OF_TEST, None)
         torch.set_grad_enabled(True)
         torch.set_default_dtype(torch.float32)
         torch.use_deterministic_algorithms(False)
@@ -259,6 +263,59 @@ def register_global_hook(model: nn.Module, gm: nn.Module) -> None:
 HANDLES: list[Any] = []
 
 
+def ticks() -> int:
+    """A function that counts its calls in its own attribute."""
+    ticks.n += 1  # type: ignore[attr-defined]
+    return ticks.n  # type: ignore[attr-defined]
+
+
+ticks.n = 0  # type: ignore[attr-defined]
+
+
+def ticker() -> Callable[[], int]:
+    """A function that counts its calls in a variable of the function around it."""
+    n = 0
+
+    def tick() -> int:
+        nonlocal n
+        n += 1
+        return n
+    return tick
+
+
+TICKER = ticker()
+NUMBERS = itertools.count()
+
+
+class Stats:
+    """A class of the program's that is not the model's: forward counts in its class attribute."""
+
+    calls = 0
+
+
+def counts_in_a_class(self, x):
+    Stats.calls += 1
+    return x * Stats.calls
+
+
+#: The name of a global that does not exist when the model is traced (a probe defines it afterwards).
+OPTIONAL_SCALE_OF_TEST = "OPTIONAL_SCALE"
+
+
+def optional_global(self, x):
+    try:
+        scale = OPTIONAL_SCALE  # noqa: F821 - defined, or not, by the probe
+    except NameError:
+        scale = 1.0
+    return x * scale
+
+
+def reads_what_it_left(self, x):
+    y = x * 2 if self.mode is None else x * 3
+    self.mode = (1,)
+    return y
+
+
 PROBES: dict[str, Probe] = {
     # containers of any kind, and attributes of any type
     "a forward that appends to a deque attribute is refused, naming the attribute": Probe(
@@ -358,6 +415,36 @@ PROBES: dict[str, Probe] = {
     # not state: Python's warning registry is bookkeeping (the graph issues no warning; not guarded, documented)
     "a warning forward issues does not refuse the trace": Probe(
         lambda self, x: (warnings.warn("a probe's warning", stacklevel=1), x * 2)[1], "equal"),
+    # state the diff reaches through functions, classes and C objects (issue 53's later probes)
+    "a forward that counts in a function's attribute is refused": Probe(
+        lambda self, x: x * ticks(), "refused", "ticks.n rebound"),
+    "a forward that counts in a closure's variable is refused": Probe(
+        lambda self, x: x * TICKER(), "refused", "the variable n of its closure"),
+    "a forward that counts in a class attribute of a class not the model's is refused": Probe(
+        counts_in_a_class, "refused", "Stats.calls rebound"),
+    "a forward that advances a global itertools.count() is refused": Probe(
+        lambda self, x: x + next(NUMBERS), "refused", "NUMBERS (an iterator"),
+    "a forward that advances an iterator the model holds is refused": Probe(
+        lambda self, x: x * next(self.schedule), "refused", "self.schedule (an iterator",
+        {"schedule": lambda: iter([1.0, 2.0, 3.0])}),
+    "a draw of a random.Random the model holds is refused": Probe(
+        lambda self, x: x * self.rng.random(), "refused", "self.rng (the state of a random generator",
+        {"rng": lambda: random.Random(0)}),
+    "a draw of a NumPy generator the model holds is refused": Probe(
+        lambda self, x: x * float(self.rng.random()), "refused", "self.rng (the state of a random generator",
+        {"rng": lambda: np.random.default_rng(0)}),
+    "a forward that reads what its first call left is refused": Probe(
+        reads_what_it_left, "refused", "a second call returns something else", {"mode": lambda: None}),
+    # a name looked up and not found: defining it after tracing changes what forward does
+    "an attribute hasattr did not find, added after tracing, raises at the call": Probe(
+        lambda self, x: x + self.extra if hasattr(self, "extra") else x, "guarded", "self.extra",
+        after=lambda model, gm: setattr(model, "extra", 5.0)),
+    "an attribute getattr's default stood for, added after tracing, raises at the call": Probe(
+        lambda self, x: x * getattr(self, "scale", 1.0), "guarded", "self.scale",
+        after=lambda model, gm: setattr(model, "scale", 3.0)),
+    "a global absent when traced (NameError caught), defined after, raises at the call": Probe(
+        optional_global, "guarded", "the global OPTIONAL_SCALE",
+        after=lambda model, gm: globals().__setitem__(OPTIONAL_SCALE_OF_TEST, 3.0)),
     # retrace after a graph updated its input in place
     "retrace after a graph updated its input updates it once": Probe(
         lambda self, x: (x.__iadd__(1), x * 2 if x.sum() > 20 else x - 1)[1], "equal", retrace=True),

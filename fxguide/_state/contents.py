@@ -3,7 +3,8 @@
 A forward can change state in anything a model holds, not only lists and dicts: a deque, a ``Counter``,
 an ``OrderedDict``, a NumPy array, an ``array.array``, a ``bytearray``, a plain object's attributes (in its
 ``__dict__`` or its ``__slots__``), the state of a ``torch.Generator``, the names of a namespace (an
-instance's, a class's, a Python module's). :func:`shallow` copies what one such value holds (its items,
+instance's, a class's, a Python module's), the variables a function's closure holds, the state of a
+``random.Random`` or a NumPy generator, how far a builtin iterator or a generator has run. :func:`shallow` copies what one such value holds (its items,
 bytes or attributes, not the items' own contents), :func:`same` compares the value with the copy (items
 by identity, immutable values by equality), :func:`changes` names what differs and :func:`refill` writes
 the copy back in place. Tensors and modules are left to the caller: copying a tensor is costly, and each
@@ -15,8 +16,11 @@ from __future__ import annotations
 import array
 import collections
 import math
+import pickle
+import random
 import sys
 import types
+import warnings
 from collections.abc import Callable, Collection
 from typing import Any, NamedTuple
 
@@ -64,12 +68,57 @@ SKIPPED = frozenset({*_ATOMS, types.FunctionType, types.BuiltinFunctionType, typ
 
 def _container_kind(cls: type) -> str | None:
     numpy = sys.modules.get("numpy")
-    for kind, base in (("generator", torch.Generator), ("bytearray", bytearray), ("array", array.array),
+    rngs = (numpy.random.Generator, numpy.random.RandomState) if numpy is not None else None
+    for kind, base in (("generator", torch.Generator), ("random", random.Random), ("numpy-random", rngs),
+                       ("bytearray", bytearray), ("array", array.array),
                        ("ndarray", numpy.ndarray if numpy is not None else None), ("deque", collections.deque),
-                       ("dict", dict), ("list", list), ("set", set)):
+                       ("dict", dict), ("list", list), ("set", set), ("iterator", types.GeneratorType)):
         if base is not None and issubclass(cls, base):
             return kind
+    if cls.__module__ in ("builtins", "itertools") and hasattr(cls, "__next__"):
+        return "iterator"  # a list's, a range's, a zip's iterator, itertools.count(): how far it has run
     return None
+
+
+def _random_state(value: Any) -> bytes:
+    """The state of a ``random.Random`` or a NumPy generator, as bytes (NumPy's hold arrays: compared as bytes)."""
+    if isinstance(value, random.Random):
+        return pickle.dumps(value.getstate())
+    state = value.get_state(legacy=False) if hasattr(value, "get_state") else value.bit_generator.state
+    return pickle.dumps(state)
+
+
+def _put_random_state(value: Any, state: bytes) -> None:
+    if isinstance(value, random.Random):
+        value.setstate(pickle.loads(state))
+    elif hasattr(value, "set_state"):
+        value.set_state(pickle.loads(state))
+    else:
+        value.bit_generator.state = pickle.loads(state)
+
+
+def _progress(value: Any) -> Any:
+    """How far an iterator has run: a generator's frame position, else what ``__reduce__`` says (the sequence
+    and the index of a list's iterator, the next number of ``itertools.count()``); ``None`` when it says nothing."""
+    if isinstance(value, types.GeneratorType):
+        frame = value.gi_frame
+        return ("generator", None if frame is None else frame.f_lasti)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # itertools' pickling is deprecated (3.12): still read, never pickled
+            return value.__reduce__()
+    except (TypeError, AttributeError, pickle.PicklingError):
+        return None
+
+
+def is_program_code(value: Any) -> bool:
+    """A function or a class of the program's (not torch's, Python's standard library's or NumPy's), whose
+    attributes, closure or class attributes code may change (``tick.n += 1``, ``Stats.calls += 1``)."""
+    module = getattr(value, "__module__", None)
+    if not isinstance(module, str):
+        return False
+    top = module.partition(".")[0]
+    return not is_torchs(module) and top not in sys.stdlib_module_names and top not in ("numpy", "_pytest", "pytest")
 
 
 def kind_of(value: Any, objects: Callable[[Any], bool] = is_plain_object) -> str | None:
@@ -133,11 +182,33 @@ def shallow(value: Any, objects: Callable[[Any], bool] = is_plain_object) -> Sav
     if kind == "object":
         return Saved(kind, None, own)
     copies: dict[str, Callable[[Any], Any]] = {
-        "generator": lambda v: v.get_state(), "bytearray": bytes, "array": lambda v: v.tobytes(),
+        "generator": lambda v: v.get_state(), "random": _random_state, "numpy-random": _random_state,
+        "iterator": _progress, "bytearray": bytes, "array": lambda v: v.tobytes(),
         "ndarray": lambda v: v.copy(), "deque": list, "list": list, "set": set,
         "dict": lambda v: list(dict.items(v)),
     }
-    return Saved(kind, copies[kind](value), own or None)
+    contents = copies[kind](value)
+    if kind == "iterator" and contents is None:
+        return None  # an iterator that does not say how far it ran: not seen
+    return Saved(kind, contents, own or None)
+
+
+#: What a closure's cell holds when it holds nothing yet (a variable assigned later in the enclosing function).
+_EMPTY = object()
+
+
+def closure(function: types.FunctionType) -> Saved | None:
+    """A copy of the variables a function reads from the functions around it (``nonlocal n``), by name."""
+    cells = function.__closure__
+    if not cells:
+        return None
+    held = {}
+    for name, cell in zip(function.__code__.co_freevars, cells):
+        try:
+            held[name] = cell.cell_contents
+        except ValueError:
+            held[name] = _EMPTY
+    return Saved("closure", held, None)
 
 
 def hooks(module: Any, names: list[str]) -> Saved:
@@ -189,6 +260,12 @@ def same(value: Any, saved: Saved, ignore: Collection[str] = ()) -> bool:
         return all(tuple(held.get(name, ())) == tuple(saved) for name, saved in contents.items())
     if kind == "generator":
         return bool(torch.equal(value.get_state(), contents))
+    if kind in ("random", "numpy-random"):
+        return _random_state(value) == contents
+    if kind == "iterator":
+        return same_value(_progress(value), contents)
+    if kind == "closure":
+        return _same_items(_cells(value), contents, ordered=False)
     if kind == "bytearray":
         return bytes(value) == contents
     if kind == "array":
@@ -203,6 +280,11 @@ def same(value: Any, saved: Saved, ignore: Collection[str] = ()) -> bool:
         now, then = _items(value, contents, ignore)
         return _same_items(now, then, ordered=isinstance(value, collections.OrderedDict))
     return True  # an object: its attributes, compared above
+
+
+def _cells(function: types.FunctionType) -> dict[str, Any]:
+    saved = closure(function)
+    return saved.contents if saved is not None else {}
 
 
 def _items(value: Any, contents: list[tuple[Any, Any]], ignore: Collection[Any]) -> tuple[Any, list[tuple[Any, Any]]]:
@@ -220,6 +302,8 @@ def grew(value: Any, saved: Saved, ignore: Collection[str] = ()) -> bool:
         return False
     if kind == "namespace":
         return _gained(*_names(value, contents, ignore))
+    if kind == "closure":
+        return _gained(_cells(value), {k: None if v is _EMPTY else v for k, v in contents.items()})
     if kind == "dict":
         now, then = _items(value, contents, ignore)
         return _gained(dict(dict.items(now)), dict(then))
@@ -263,6 +347,15 @@ def changes(value: Any, saved: Saved, path: str, style: str = "item", ignore: Co
         found += _named(dict(dict.items(now)), dict(then), path, style)
     elif kind == "generator" and not same(value, saved._replace(attributes=None)):
         found.append(f"{path} (the state of a torch.Generator)")
+    elif kind in ("random", "numpy-random") and not same(value, saved._replace(attributes=None)):
+        found.append(f"{path} (the state of a random generator, a {type(value).__module__.partition('.')[0]}.{type(value).__name__})")
+    elif kind == "iterator" and not same(value, saved._replace(attributes=None)):
+        back = "" if _can_rewind(value) else "; it cannot be put back"
+        found.append(f"{path} (an iterator, {type(value).__name__}, moved on{back})")
+    elif kind == "closure" and not same(value, saved):
+        now = _cells(value)
+        found += [f"{path} (the variable {name} of its closure, rebound)" for name, held in contents.items()
+                  if not (now.get(name, _EMPTY) is held or same_value(now.get(name, _EMPTY), held))]
     elif kind in ("bytearray", "array", "ndarray") and not same(value, saved._replace(attributes=None)):
         found.append(f"{path} (the contents of {'an' if kind[0] == 'a' else 'a'} {type(value).__name__})")
     elif kind in ("list", "deque", "set") and not same(value, saved._replace(attributes=None)):
@@ -271,11 +364,32 @@ def changes(value: Any, saved: Saved, path: str, style: str = "item", ignore: Co
     return found
 
 
+def _can_rewind(value: Any) -> bool:
+    """Whether an iterator can be put back where it was (a list's, tuple's or range's: ``__setstate__``)."""
+    return hasattr(value, "__setstate__") and not isinstance(value, types.GeneratorType)
+
+
 def refill(value: Any, saved: Saved) -> None:
-    """Write ``saved`` back into ``value``, in place (a namespace: only the names that differ)."""
+    """Write ``saved`` back into ``value``, in place (a namespace: only the names that differ; an iterator only
+    where it can be rewound)."""
     kind, contents, own = saved
     if kind == "namespace":
         _put_names(value, contents)
+    elif kind in ("random", "numpy-random"):
+        _put_random_state(value, contents)
+    elif kind == "iterator":
+        if _can_rewind(value) and isinstance(contents, tuple) and len(contents) == 3:
+            value.__setstate__(contents[2])
+    elif kind == "closure":
+        for name, cell in zip(value.__code__.co_freevars, value.__closure__ or ()):
+            if name in contents:
+                if contents[name] is _EMPTY:
+                    try:
+                        del cell.cell_contents
+                    except ValueError:
+                        pass
+                else:
+                    cell.cell_contents = contents[name]
     elif kind == "hooks":
         for name, saved_hooks in contents.items():
             registry = vars(value).get(name)
@@ -344,6 +458,9 @@ def children(value: Any, saved: Saved | None) -> list[tuple[str, str, Any]]:
     found: list[tuple[str, str, Any]] = []
     if kind == "namespace":
         found += [("attr", key, item) for key, item in saved.contents.items()]  # type: ignore[union-attr]
+    elif kind == "closure":
+        found += [("cell", key, item) for key, item in saved.contents.items()  # type: ignore[union-attr]
+                  if item is not _EMPTY]
     elif kind == "dict":
         found += [("item", key, item) for key, item in saved.contents]  # type: ignore[union-attr]
     elif kind in ("list", "deque") or isinstance(value, tuple):
@@ -356,5 +473,8 @@ def children(value: Any, saved: Saved | None) -> list[tuple[str, str, Any]]:
 
 
 def step(style: str, key: Any) -> str:
-    """A path step: ``.name`` for an attribute, ``[key]`` for an item (``{...}`` for a set member)."""
+    """A path step: ``.name`` for an attribute, ``[key]`` for an item (``{...}`` for a set member), `` n`` for a
+    closure's variable (``tick's n``)."""
+    if style == "cell":
+        return f"'s {key}"
     return "{...}" if key == "..." and style == "item" else _step(key, style)

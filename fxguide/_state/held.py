@@ -11,14 +11,15 @@ The concrete tracer's state diff and ``fxguide.diagnose``'s ``Snapshot`` both re
 from __future__ import annotations
 
 import collections
+import types
 from collections.abc import Callable, Collection
 from typing import Any, NamedTuple
 
 import torch
 from torch import nn
 
-from fxguide._state.contents import (SKIPPED, Saved, changes, children, hooks, is_plain_object, namespace, refill,
-                                     same, shallow, step)
+from fxguide._state.contents import (SKIPPED, Saved, changes, children, closure, hooks, is_plain_object,
+                                     is_program_code, namespace, refill, same, shallow, step)
 
 def _NOTHING(owner: Any) -> Collection[str]:  # noqa: N802 - a constant, as a function
     return ()
@@ -42,6 +43,10 @@ def text(path: Path) -> str:
     return path + "".join(reversed(steps))
 
 
+def _programs_object(value: Any) -> bool:
+    return is_plain_object(value) and is_program_code(type(value))
+
+
 class Record(NamedTuple):
     """One container as it was: the path it was reached by, the container, its copy, and how its items are named."""
 
@@ -55,7 +60,8 @@ class Held:
     """The containers and tensors reachable from roots, recorded to ``depth`` levels and at most ``largest`` objects.
 
     ``tensor(path, tensor)`` is called once for each tensor found (:func:`text` makes its path readable); ``objects(value)`` says which objects
-    without a container type are walked into (their attributes recorded).
+    without a container type are walked into (their attributes recorded); ``code(value)`` which functions and
+    classes are (a function's attributes and the variables of its closure, a class's attributes).
 
     >>> import collections
     >>> state = {"seen": collections.deque([1])}
@@ -72,15 +78,22 @@ class Held:
     LARGEST = 10_000
 
     def __init__(self, tensor: Callable[[Path, torch.Tensor], None] | None = None,
-                 objects: Callable[[Any], bool] = is_plain_object) -> None:
+                 objects: Callable[[Any], bool] = is_plain_object,
+                 code: Callable[[Any], bool] = is_program_code) -> None:
         self.records: list[Record] = []
         self.tensor = tensor
         self.objects = objects
+        self.code = code
         self._seen: set[int] = set()
 
     def keep(self, path: Path, value: Any, depth: int = DEPTH, style: str = "item",
              objects: Callable[[Any], bool] | None = None) -> None:
         """Record ``value`` (reached by ``path``) and what it holds, ``depth`` levels down."""
+        if type(value) in (types.FunctionType, type):
+            wanted = objects(value) if objects is not None else self.code(value)
+            if depth > 0 and id(value) not in self._seen and wanted:
+                self._keep_code(path, value, depth, objects)
+            return
         if type(value) in SKIPPED:
             return
         if isinstance(value, torch.Tensor):
@@ -108,6 +121,17 @@ class Held:
         self.records.append(Record(path, owner, saved, "attr"))
         if walk:
             self._children(path, owner, saved, depth, objects)
+
+    def _keep_code(self, path: Path, value: Any, depth: int, objects: Callable[[Any], bool] | None) -> None:
+        """A function's attributes (``tick.n``) and closure (``nonlocal n``), a class's attributes (``Stats.calls``)."""
+        self.keep_names(path, value, depth - 1, objects)
+        if isinstance(value, types.FunctionType):
+            saved = closure(value)
+            if saved is not None:
+                self.records.append(Record(path, value, saved, "cell"))
+                # the objects a closure holds: the program's own (a lock or an event of ``threading`` is not
+                # state the call computes with)
+                self._children(path, value, saved, depth - 1, objects or _programs_object)
 
     def keep_module(self, path: Path, module: nn.Module, depth: int = DEPTH) -> None:
         """Record a module's attributes; its parameters, buffers and submodules are named as its attributes, and

@@ -106,12 +106,18 @@ other than ``os.environ`` (``os.path.exists``, ``Path.read_text()``,
 ``torch.load`` inside forward, the clock: a file ``forward`` opens itself is
 refused), state the diff does not reach (more than four levels deep or past 10,000
 objects, the globals of modules the model's code neither runs in nor names,
-a variable of an enclosing function or a function's attribute that forward
-rebinds, a class attribute of a class that is not the model's, the inside of
-C objects such as an ``lru_cache``, an iterator or a ``random.Random``,
+the functions and classes of other modules than those, the inside of C
+objects other than an iterator or a random generator (an ``lru_cache``),
 another thread's changes), and a cache that ``forward`` fills once (traced,
-since a second call changes nothing; tracing leaves it empty, and the graph's
-calls do not fill it). What a global or an enclosing function holds that the
+since a second call changes nothing and returns what the first returned;
+tracing leaves it empty, and the graph's calls do not fill it). The state
+diff sees a function's attributes (``tick.n += 1``), the variables of its
+closure (``nonlocal n``), the class attributes of any class of those modules
+(``Stats.calls += 1``), how far an iterator has run (``next(self.schedule)``,
+``itertools.count()``) and the state of a ``random.Random`` or NumPy
+generator the model holds; a name the code looked up and did not find
+(``hasattr(self, "extra")``, ``getattr(self, "scale", 1.0)``, a global
+behind ``except NameError``) is checked to be still absent. What a global or an enclosing function holds that the
 graph calls or holds (a module, a tensor, a function, a class) is checked as
 that very object, a program's class also through the class attributes the
 code names, and an object of the standard library's or NumPy's (an exact

@@ -13,6 +13,10 @@ one of the graph's own operations (see :mod:`._effects`) is replayed, any other 
 inputs and torch's settings as they were (torch's generator advances by the draws of the graph's
 operations, as in a call; it is put back too when the trace is refused).
 
+The functions and classes those modules define are recorded too: a function's attributes (``tick.n``),
+the variables of its closure (``nonlocal n``), a class's attributes (``Stats.calls``); and so are the state
+of a ``random.Random`` or NumPy generator and how far an iterator has run, wherever they are held.
+
 Not seen: state beyond :attr:`Held.DEPTH` levels or :attr:`Held.LARGEST` objects, globals of modules
 other than the model classes' (and the traced function's), tensors of classes and globals changed through
 ``.data`` (compared by version, not values), anything changed by another thread, and a module's
@@ -40,8 +44,11 @@ from fxguide.tracing.concrete._records import UnguardableError
 _TRACER_ARTIFACTS = re.compile(
     r"^self\.(_tensor_constant|_object_constant|_tree_spec_constant|_torchbind_obj|_opaque_obj|_module_)\d+ created$")
 _GRAD_MODE = "grad mode (torch.is_grad_enabled())"
-#: Python's own bookkeeping in a module's globals: the warnings a module issued (not state a call computes with).
-_BOOKKEEPING = re.compile(r"\.__warningregistry__\b")
+#: How :func:`fxguide._state.contents.changes` names a ``random.Random`` or a NumPy generator that moved.
+_A_RANDOM_GENERATOR = "(the state of a random generator"
+#: Python's own bookkeeping: the warnings a module issued, the slot names ``copy`` caches on a class (not state a
+#: call computes with).
+_BOOKKEEPING = re.compile(r"\.(__warningregistry__|__slotnames__)\b")
 
 
 def bookkeeping(what: str) -> bool:
@@ -178,6 +185,14 @@ def _global_spaces(root: Any, classes: list[type]) -> list[tuple[str, Any]]:
     return [(name, owner) for name, owner in spaces.values() if not is_torchs(name)]
 
 
+def _defined_in(value: Any, module: str) -> bool:
+    """Whether a global is an object, a function or a class that the Python module named ``module`` defines
+    (a counter in a function's attribute or its closure, a class attribute: ``Stats.calls += 1``)."""
+    if type(value) in (types.FunctionType, type):
+        return getattr(value, "__module__", None) == module
+    return is_plain_object(value) and type(value).__module__ == module
+
+
 class Before:
     """Everything a forward could change, recorded before tracing (see the module docstring)."""
 
@@ -212,9 +227,8 @@ class Before:
         held.tensor = (lambda path, t: self._tensor(path, t, False)) if values else None
         for cls in self.classes:
             held.keep_names(cls.__qualname__, cls)
-        for name, owner in self.globals:
-            held.keep_names(name, owner, depth=3,
-                            objects=lambda v, name=name: is_plain_object(v) and type(v).__module__ == name)
+        for name, owner in self.globals:  # what the module defines: its objects, functions and classes
+            held.keep_names(name, owner, depth=3, objects=lambda v, name=name: _defined_in(v, name))
         return held
 
     def receive(self, **values: Any) -> None:
@@ -232,7 +246,8 @@ class Before:
     def changes(self, effects: Effects) -> list[Change]:
         """What forward changed that the graph's operations do not make again, in the order of the docstring."""
         effects.check_rng()
-        found = [Change(what, "python") for what in self.python.changes(effects.replayed()) if not bookkeeping(what)
+        found = [Change(what, "random" if _A_RANDOM_GENERATOR in what else "python")
+                 for what in self.python.changes(effects.replayed()) if not bookkeeping(what)
                  and not (isinstance(self.root, nn.Module) and _TRACER_ARTIFACTS.match(what))]
         for record in self.tensors.values():
             what = record.change(effects)

@@ -24,11 +24,10 @@ from fxguide.tracing.concrete._modes import StateGuard
 from fxguide.tracing.concrete._objects_read import ObjectReads
 from fxguide.tracing.concrete._records import (Decision, Guard, GuardError, RaisesGuard, UnguardableError,
                                                _check_example, _pending_guard)
-from fxguide.tracing.concrete._settled import unsettled
-from fxguide.tracing.concrete._tracer import (ConcreteTracer, _Interceptions, _plain, attributes_read, cells_read,
-                                              class_functions, globals_read, model_classes, model_code,
-                                              set_attribute,
-                                              settings_read)
+from fxguide.tracing.concrete._settled import _UNKNOWN, unsettled
+from fxguide.tracing.concrete._tracer import (_MISSING, ConcreteTracer, _Interceptions, _plain, attributes_read,
+                                              cells_read, class_functions, globals_read, lookup, model_classes,
+                                              model_code, set_attribute, settings_read)
 from fxguide.tracing.concrete.questions import _OFF
 
 _UNKNOWN = object()
@@ -177,6 +176,29 @@ class _PlannedTracer(ConcreteTracer):
         return super().create_args_for_root(self.plan.forward or root_fn, is_module, concrete_args)
 
 
+def _with_absent(kept: dict[str, dict[str, Any]], modules: list[tuple[str, nn.Module]], reads: ObjectReads,
+                 written: set[str]) -> dict[str, dict[str, Any]]:
+    """``kept`` (:func:`attributes_read`) and, for each module, the names its code looked up and did not find,
+    kept as absent (``hasattr(self, "extra")``): adding one later changes what forward does."""
+    for path, module in modules:
+        for name in sorted(reads.absent(module) - written):
+            if lookup(module, name) is _MISSING:
+                kept.setdefault(path, {}).setdefault(name, _MISSING)
+    return kept
+
+
+def _traced_result(graph: fx.Graph, tracer: fx.Tracer) -> Any:
+    """What the traced call returned: the example's values of the graph's outputs (``_UNKNOWN`` where the tracer
+    did not keep one)."""
+    values = getattr(tracer, "values", {})
+    output = next((node for node in reversed(graph.nodes) if node.op == "output"), None)
+    if output is None:
+        return _UNKNOWN
+    missing = []
+    result = fx.node.map_arg(output.args[0], lambda n: values[n] if n in values else missing.append(n))
+    return _UNKNOWN if missing else result
+
+
 def _trace(root: nn.Module | Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> fx.GraphModule:
     bound = _bind(root, args, kwargs)
     before = Before(root, dict(bound.arguments))  # everything forward could change: the state diff
@@ -195,7 +217,8 @@ def _trace(root: nn.Module | Callable[..., Any], args: tuple[Any, ...], kwargs: 
             graph = tracer.trace(root, concrete_args=plan.concrete_args or None)
         changes = before.changes(tracer.effects)
         if "python-state" not in _OFF:
-            changes = unsettled(root, before, changes, tracer.effects, tracer.peek, bound.args, bound.kwargs)
+            changes = unsettled(root, before, changes, tracer.effects, tracer.peek, bound.args, bound.kwargs,
+                                _traced_result(graph, tracer))
             if changes:
                 raise refusal(changes)
         gm = fx.GraphModule(tracer.root, graph, name if name.isidentifier() else "function")
@@ -240,8 +263,8 @@ def _trace(root: nn.Module | Callable[..., Any], args: tuple[Any, ...], kwargs: 
                            if id(m) in paths and id(m) not in seen and not seen.add(id(m))]
         state = StateGuard(root.training if isinstance(root, nn.Module) else None, inlined, where,
                            held_globals, getattr(tracer, "environ_reads", {}) if reads else {},
-                           attributes_read(every, code, written, {path for path, _ in inlined},
-                                           objects_read.names()),
+                           _with_absent(attributes_read(every, code, written, {path for path, _ in inlined},
+                                                        objects_read.names()), every, objects_read, written),
                            cells_read(root, code, members) if reads else [],
                            every[len(inlined):], settings_read(code) if reads else [])
         state.train(gm.training)

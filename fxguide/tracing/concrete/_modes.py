@@ -132,11 +132,11 @@ class StateGuard(nn.Module):
                 self._check_attributes(path, module, memo)
         for module_name, name, value in getattr(self, "globals_read", ()):
             namespace = vars(sys.modules[module_name]) if module_name in sys.modules else {}
-            now = namespace.get(name, _UNSET)
+            now = namespace.get(name, _MISSING)
             if not _unchanged(value, now, memo):
                 raise self._error(f"the global {name} of {module_name} (read by forward; the graph holds "
                                   f"{'the object it was' if isinstance(value, Same) else 'its value'})",
-                                  repr(value), "unset" if now is _UNSET else _SHORT.repr(now))
+                                  repr(value), "unset" if now is _MISSING else _SHORT.repr(now))
         for ref, index, value in getattr(self, "cells_read", ()):
             function = ref()
             if function is None:
@@ -183,7 +183,7 @@ class StateGuard(nn.Module):
             if not _unchanged(value, now, memo):
                 raise self._error(f"the attribute {path}.{name} (read by forward; the graph holds "
                                   f"{'the object it was' if isinstance(value, Same) else 'its value'})",
-                                  repr(value), "deleted" if now is _MISSING else _SHORT.repr(now))
+                                  repr(value), "absent" if now is _MISSING else _SHORT.repr(now))
 
     def __deepcopy__(self, memo: dict[int, Any]) -> StateGuard:
         """A deep copy of the graph holds copies of the model's tensors, as a pickled one does, but runs in this

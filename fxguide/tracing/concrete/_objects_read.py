@@ -7,16 +7,23 @@ most of them (``self.config.hidden_size``), but not a name computed at run time
 objects the model's modules hold get a ``__getattribute__`` that notes each name read on those objects, then
 calls the class's own. An object whose class cannot be patched (one written in C, such as
 ``types.SimpleNamespace``), or whose ``__dict__`` was read, is kept whole.
+
+It notes the names the model's code looked up on a module and did not find too (``hasattr(self, "extra")``,
+``getattr(self, "scale", 1.0)``: ``nn.Module.__getattr__`` raised), so that ``guard_state`` checks they are
+still absent: adding one later changes what forward does.
 """
 
 from __future__ import annotations
 
+import sys
 from types import TracebackType
 from typing import Any
 
 from torch import nn
+from torch.fx import _symbolic_trace
 
 from fxguide._state.contents import attributes, is_plain_object
+from fxguide.tracing.concrete._frames import _PACKAGE_DIR, _is_user_frame
 
 _WHOLE = "__dict__"
 
@@ -47,7 +54,8 @@ class ObjectReads:
         objects = _held_objects(root)
         self.objects = {id(o): o for o in objects}
         self.read: dict[int, set[str]] = {}
-        self.patched: list[tuple[type, Any]] = []
+        self.patched: list[tuple[Any, str, Any]] = []  # (class or module, name, what it was before: None if none)
+        self.missed: dict[int, tuple[nn.Module, set[str]]] = {}  # id(module) -> (module, names not found)
 
     def __enter__(self) -> ObjectReads:
         watched, read = self.objects, self.read
@@ -67,17 +75,42 @@ class ObjectReads:
                     if type(obj) is cls:
                         read.setdefault(key, set()).add(_WHOLE)
                 continue
-            self.patched.append((cls, own))
+            self.patched.append((cls, "__getattribute__", own))
+        missed, looked_up = self.missed, nn.Module.__getattr__
+
+        def noting_misses(module: nn.Module, name: str) -> Any:
+            try:
+                return looked_up(module, name)
+            except AttributeError:
+                caller: Any = sys._getframe(1)
+                # past torch.fx's wrapper (while it traces) and this package's builtins (``hasattr``, ``getattr``)
+                while caller is not None and (caller.f_code.co_name == "module_getattr_wrapper"
+                                              or caller.f_code.co_filename.startswith(_PACKAGE_DIR)):
+                    caller = caller.f_back
+                if caller is not None and _is_user_frame(caller):
+                    missed.setdefault(id(module), (module, set()))[1].add(name)
+                raise
+
+        nn.Module.__getattr__ = noting_misses  # type: ignore[method-assign]
+        self.patched.append((nn.Module, "__getattr__", looked_up))
+        # torch.fx's tracer looks attributes up through the one it saved when it was imported
+        self.patched.append((_symbolic_trace, "_orig_module_getattr", _symbolic_trace._orig_module_getattr))
+        _symbolic_trace._orig_module_getattr = noting_misses
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  where: TracebackType | None) -> None:
-        for cls, own in reversed(self.patched):
+        for cls, method, own in reversed(self.patched):
             if own is None:
-                del cls.__getattribute__
+                delattr(cls, method)
             else:
-                cls.__getattribute__ = own
+                setattr(cls, method, own)
         self.patched.clear()
+
+    def absent(self, module: nn.Module) -> set[str]:
+        """The names the model's code looked up on ``module`` and did not find."""
+        found = self.missed.get(id(module))
+        return set(found[1]) if found is not None and found[0] is module else set()
 
     def names(self) -> set[str]:
         """Every attribute name read on the watched objects (all of an object's when it was read whole)."""

@@ -24,20 +24,28 @@ import torch.fx as fx
 from torch.utils import _pytree as pytree
 
 from fxguide._state import Generators
-from fxguide._state.contents import grew
+from fxguide._state.contents import grew, same_value
 from fxguide.tracing.concrete._diff import Before, Change, bookkeeping
 from fxguide.tracing.concrete._effects import Effects
 from fxguide.tracing.concrete._records import _holds_tensor
 
 
+#: ``traced`` was not given: the second call's result is not compared.
+_UNKNOWN = object()
+
+
 def unsettled(root: Any, before: Before, changes: list[Change], effects: Effects, peek: Callable[[Any], Any],
-              args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Change]:
+              args: tuple[Any, ...], kwargs: dict[str, Any], traced: Any = _UNKNOWN) -> list[Change]:
     """What makes the trace unfit: ``changes``, unless they are a cache, filled once; and the attributes the graph
     sets (``self.grid = (n, 2)``), when a second call would set them to something else.
 
     Called again in eager mode on the example, a forward that filled a cache (items added, attributes set from
     ``None``) or set an attribute to what every call sets changes nothing more; a counter, a history or a
-    deletion does. Only Python state can be either.
+    deletion does. Only Python state can be either. And, where the traced call updated no tensor in place, the
+    second call must return what the traced one returned (``traced``, the example's values of the graph's
+    outputs), from the same random state: a forward that reads what the first call left
+    (``y = x * 2 if self.mode is None else x * 3``) answers otherwise from then on, while the graph keeps the
+    first answer.
     """
     if not changes and not effects.attributes:
         return []
@@ -56,16 +64,50 @@ def unsettled(root: Any, before: Before, changes: list[Change], effects: Effects
     again = before.record_python()
     generators = Generators()
     try:
-        with torch.no_grad():
-            root(*copy.deepcopy(args), **copy.deepcopy(kwargs))
+        before.generators.restore()  # the draws the traced call made, made again, in the grad mode it ran in
+        second = root(*copy.deepcopy(args), **copy.deepcopy(kwargs))
     except Exception:  # noqa: BLE001 - a forward that cannot run twice is not a cache
         return changes or [Change("the model's attributes (a second call in eager mode fails)", "python")]
     finally:
         generators.restore()
     moved = [what for what in again.changes() if not bookkeeping(what) and not _buffer_rebound(root, what)]
-    if not moved:
-        return []
-    return changes or [Change(f"{what} (a second call changes it again)", "python") for what in moved]
+    if moved:
+        return changes or [Change(f"{what} (a second call changes it again)", "python") for what in moved]
+    # (a tensor the traced call updated in place, a counter buffer, is read updated by both second calls alike)
+    updated = any(record.differs or record.tensor._version != record.version for record in before.tensors.values())
+    if traced is not _UNKNOWN and not updated and not _same_result(traced, second):
+        left = [change.what for change in changes] + [f"the attribute {name} (set by forward)"
+                                                      for _, name in effects.attributes]
+        where = left[0] if left else "the model's state"
+        return [Change(f"{where}, which forward reads: a second call returns something else than the traced one, "
+                       f"so the graph's answer would hold only for the first call", "python")]
+    return []
+
+
+def _same_result(first: Any, second: Any) -> bool:
+    """Whether two calls' results agree: the same structure, tensors close (the same kernels ran), numbers and
+    strings equal (an object of the model's is not compared here)."""
+    leaves, spec = pytree.tree_flatten(first)
+    others, other_spec = pytree.tree_flatten(second)
+    return spec == other_spec and all(_same_leaf(a, b) for a, b in zip(leaves, others))
+
+
+def _same_leaf(a: Any, b: Any) -> bool:
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return a.shape == b.shape and a.dtype == b.dtype and (a.is_meta or b.is_meta or _close(a.detach(), b.detach()))
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        return False
+    return not isinstance(a, _ATOMS) or same_value(a, b)
+
+
+def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
+    try:
+        return bool(torch.allclose(a, b, rtol=1e-5, atol=1e-6, equal_nan=True))
+    except (RuntimeError, TypeError):  # a kind allclose cannot compare (bool, complex...)
+        return bool(torch.equal(a, b))
+
+
+_ATOMS = (int, float, bool, complex, str, bytes, type(None))
 
 
 def _buffer_rebound(root: Any, what: str) -> bool:

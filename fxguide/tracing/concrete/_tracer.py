@@ -251,10 +251,47 @@ def globals_read(code: Mapping[types.CodeType, dict[str, Any]]) -> list[tuple[st
                 kept = _kept(space.get(name, _MISSING), names, _HELD_IN_GLOBALS, identities=True)
                 if kept is not _MISSING:
                     found[(module, name)] = kept
+            if space is namespace:  # a global the code looks up that does not exist (yet): kept as absent
+                for name in _absent_globals(inner, space):
+                    found.setdefault((module, name), _MISSING)
     return [(module, name, value) for (module, name), value in found.items()]
 
 
-_MISSING = object()
+def _absent_globals(code: types.CodeType, space: Mapping[str, Any]) -> list[str]:
+    """The names ``code`` loads as globals that neither its module nor the builtins define (``try: s = SCALE``
+    ``except NameError: s = 1.0``): defining one later changes what the code does."""
+    found = _LOADED_GLOBALS.get(code)
+    if found is None:
+        found = _LOADED_GLOBALS[code] = frozenset(
+            instruction.argval for instruction in dis.get_instructions(code)
+            if instruction.opname in ("LOAD_GLOBAL", "LOAD_NAME") and isinstance(instruction.argval, str))
+    builtins = space.get("__builtins__", {})
+    builtins = vars(builtins) if isinstance(builtins, types.ModuleType) else builtins
+    return [name for name in sorted(found) if name not in space and name not in builtins]
+
+
+_LOADED_GLOBALS: dict[types.CodeType, frozenset[str]] = {}
+
+
+class _Missing:
+    """What the graph holds for a name its code looked up and did not find (``hasattr(self, "extra")``,
+    ``getattr(self, "scale", 1.0)``, a global behind ``except NameError``): the check is that it is still absent.
+    One object, kept through copies and pickles (a check compares it by identity)."""
+
+    def __repr__(self) -> str:
+        return "absent"
+
+    def __reduce__(self) -> str:
+        return "_MISSING"
+
+    def __copy__(self) -> _Missing:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _Missing:
+        return self
+
+
+_MISSING: Any = _Missing()
 
 
 def torch_setting(module: str, path: str) -> Any:
