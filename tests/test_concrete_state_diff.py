@@ -434,7 +434,8 @@ PROBES: dict[str, Probe] = {
         lambda self, x: x * float(self.rng.random()), "refused", "self.rng (the state of a random generator",
         {"rng": lambda: np.random.default_rng(0)}),
     "a forward that reads what its first call left is refused": Probe(
-        reads_what_it_left, "refused", "a second call returns something else", {"mode": lambda: None}),
+        reads_what_it_left, "refused", "forward returns something else than the traced call did",
+        {"mode": lambda: None}),
     # a name looked up and not found: defining it after tracing changes what forward does
     "an attribute hasattr did not find, added after tracing, raises at the call": Probe(
         lambda self, x: x + self.extra if hasattr(self, "extra") else x, "guarded", "self.extra",

@@ -79,8 +79,9 @@ def unsettled(root: Any, before: Before, changes: list[Change], effects: Effects
         left = [change.what for change in changes] + [f"the attribute {name} (set by forward)"
                                                       for _, name in effects.attributes]
         where = left[0] if left else "the model's state"
-        return [Change(f"{where}, which forward reads: a second call returns something else than the traced one, "
-                       f"so the graph's answer would hold only for the first call", "python")]
+        return [Change(f"{where}, which forward reads: called again in eager mode, forward returns something else "
+                       f"than the traced call did: the trace computed with other values than eager mode does, so its graph "
+                       f"cannot be trusted to answer as eager mode", "python")]
     return []
 
 
