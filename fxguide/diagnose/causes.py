@@ -146,6 +146,11 @@ CAUSES: tuple[Cause, ...] = (
            r"torch\.finfo\(\) requires a floating point input type|"
            r"type (Proxy|Attribute) doesn't define __\w+__ method", "limitations", "limitations-python-numbers",
            plain_python=True, distinctive=r"torch\.finfo\(\)|type (Proxy|Attribute) doesn't"),
+    _cause("real tensors given to a strict FakeTensorMode",
+           r"Please convert all Tensors to FakeTensors first or instantiate FakeTensorMode with 'allow_non_fake_inputs'",
+           "pt2/pass-infrastructure", "pass-infra-fake-weights",
+           messages=("AssertionError: Please convert all Tensors to FakeTensors first or instantiate FakeTensorMode "
+                     "with 'allow_non_fake_inputs'.",)),
     _cause("inputs given to Interpreter.run by name", r"Interpreter\.run\(\) got an unexpected keyword argument",
            "interpreters", "interpreters-run-positional",
            messages=("TypeError: Interpreter.run() got an unexpected keyword argument 'x'",)),
@@ -287,6 +292,12 @@ CAUSES: tuple[Cause, ...] = (
     _cause("torch.load of a pickled module", r"Weights only load failed", _ERRORS, "error-weights-only",
            messages=("UnpicklingError: Weights only load failed. This file can still be loaded, to do so you have "
                      "two options, do those steps only if you trust the source of the checkpoint.",)),
+    # torch.compile's mark_dynamic: Dynamo names the input by its source (L['x']), export by the Dim's name
+    _cause("mark_dynamic on a dimension the code fixes (torch.compile)",
+           r"(marked|Constraints violated \()L\[['\"]\w+['\"]\]\.size\(\)", "pt2/dynamic-shapes",
+           "dynamic-shapes-marked-but-fixed",
+           messages=("ConstraintViolationError: Constraints violated (L['x'].size()[0])! For more information, run "
+                     'with TORCH_LOGS="+dynamic".',)),
     # torch.export
     # the narrower class first: a message's later lines may name it (lookup's _narrowed)
     _cause("a dimension marked dynamic that the code specialized",
