@@ -15,7 +15,7 @@ REPROS = all_repros()
 def test_there_are_at_least_100_reproductions_in_every_subsystem():
     assert len(REPROS) >= 100
     assert {item.group for item in REPROS} == {"aot_autograd", "compile_api", "control_flow", "custom_ops", "dynamo",
-                                            "export", "fx", "pt2e"}
+                                            "export", "func", "fx", "pt2e"}
     assert len({(item.code, item.tool) for item in REPROS}) == len(REPROS)
 
 

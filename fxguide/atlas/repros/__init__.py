@@ -15,9 +15,9 @@ fix is judged by :func:`fxguide.atlas.judge.run`, like an atlas row. Call
 reproductions (``tool`` names the call, such as ``ep.module().train()``) are
 functions that raise; their fix returns ``(got, expected)``, compared by
 :func:`fxguide.atlas.judge.same`. The reproductions live one subsystem a module in
-this package (``dynamo``, ``compile_api``, ``aot_autograd``, ``export``, ``fx``,
-``custom_ops``, ``pt2e``); ``docs/atlas/messages.md`` runs them all
-(:mod:`fxguide.atlas.messages`).
+this package (``dynamo``, ``compile_api``, ``aot_autograd``, ``control_flow``,
+``export``, ``fx``, ``custom_ops``, ``func``, ``pt2e``);
+``docs/atlas/messages.md`` runs them all (:mod:`fxguide.atlas.messages`).
 
 >>> "dynamo" in group_names()
 True

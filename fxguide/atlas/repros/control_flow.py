@@ -73,3 +73,33 @@ class NumberInTheBranches(nn.Module):
 
     def forward(self, x):
         return torch.cond(x.sum() > 0, lambda t: t + 2, lambda t: t - 2, (x,))
+
+
+@repro("HOP body output unsupported (branches returning Python numbers)", tool=FULL, entry="GB0314", inputs=signs,
+       cause="The branches of torch.cond return Python floats; a branch must return tensors (or ints).")
+class NumberBranches(nn.Module):
+    def forward(self, x):
+        sign = torch.cond(x.sum() > 0, lambda t: 1.0, lambda t: -1.0, (x,))
+        return x * sign
+
+
+@fix_of(NumberBranches)
+class TensorBranches(nn.Module):
+    """Each branch returns a 0-d tensor made from its operand."""
+
+    def forward(self, x):
+        sign = torch.cond(x.sum() > 0, lambda t: t.new_ones(()), lambda t: -t.new_ones(()), (x,))
+        return x * sign
+
+
+@repro("torch.cond: improper operands", tool=FULL, entry="GB0311", inputs=signs,
+       cause="The operands were given as one tensor; torch.cond takes a tuple (or list) of them: (x,).")
+class BareOperand(nn.Module):
+    def forward(self, x):
+        return torch.cond(x.sum() > 0, lambda t: t + 1, lambda t: t - 1, x)
+
+
+@fix_of(BareOperand)
+class TupleOperand(nn.Module):
+    def forward(self, x):
+        return torch.cond(x.sum() > 0, lambda t: t + 1, lambda t: t - 1, (x,))

@@ -1,5 +1,5 @@
-"""Custom-op registration (``torch.library``): schemas inferred from annotations, ops defined twice, outputs that
-alias inputs, fake kernels, and ``opcheck``'s checks.
+"""Custom-op registration (``torch.library``): schemas inferred from annotations or written by hand, ops defined
+twice, outputs that alias inputs, fake kernels, backward formulas, and ``opcheck``'s checks.
 
 Most of these messages are raised when an op is defined or checked, not when a
 model is captured: each reproduction is a call, and its fix defines the op the
@@ -325,3 +325,94 @@ def op_never_defined():
 def op_defined_first():
     """Import (or define) the op's library before calling it."""
     return torch.ops.fxguide_repros_kernel.halve(X), X / 2
+
+
+@repro("infer_schema(func): We do not support positional-only args, varargs, or varkwargs",
+       tool="torch.library.custom_op", entry="24f5f205ee",
+       cause="An op's schema lists each argument by name and type; *args (or **kwargs) has no fixed list.")
+def varargs_op():
+    @custom_op(fresh("total"), mutates_args=())
+    def total(*tensors: torch.Tensor) -> torch.Tensor:
+        return sum(tensors)
+
+
+@fix_of(varargs_op)
+def list_argument_op():
+    """Take the tensors as one list[Tensor] argument."""
+    @custom_op(fresh("total"), mutates_args=())
+    def total(tensors: list[torch.Tensor]) -> torch.Tensor:
+        return torch.stack(tensors).sum(0)
+    return total([X, X, X]), X * 3
+
+
+@repro("infer_schema(func): Parameter has an unsupported default value type <class 'list'>",
+       tool="torch.library.custom_op", entry="350f357aea",
+       cause="A schema's defaults are single values (a number, a bool, a string, None); a list default is not one.")
+def list_default():
+    @custom_op(fresh("shift"), mutates_args=())
+    def shift(x: torch.Tensor, offsets: list[float] = [1.0, 2.0]) -> torch.Tensor:
+        return x + torch.tensor(offsets).sum()
+
+
+@fix_of(list_default)
+def none_default():
+    """Default to None and fill in the list in the body."""
+    @custom_op(fresh("shift"), mutates_args=())
+    def shift(x: torch.Tensor, offsets: list[float] | None = None) -> torch.Tensor:
+        return x + torch.tensor([1.0, 2.0] if offsets is None else offsets).sum()
+    return shift(X), X + 3.0
+
+
+def product_op():
+    @custom_op(fresh("product"), mutates_args=())
+    def product(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x * y
+
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs)
+    return product, setup_context
+
+
+@repro("The backward formula ... returned an incorrect number of gradients", tool="custom op backward",
+       entry="5364f6e6ff",
+       cause="register_autograd's backward returns one gradient where the op has two tensor inputs: it must return "
+             "one per input (None for one that needs none).")
+def too_few_gradients():
+    product, setup_context = product_op()
+
+    def backward(ctx, grad):
+        x, y = ctx.saved_tensors
+        return grad * y
+    product.register_autograd(backward, setup_context=setup_context)
+    x = X.clone().requires_grad_()
+    product(x, X + 1).sum().backward()
+
+
+@fix_of(too_few_gradients)
+def one_gradient_per_input():
+    product, setup_context = product_op()
+
+    def backward(ctx, grad):
+        x, y = ctx.saved_tensors
+        return grad * y, grad * x
+    product.register_autograd(backward, setup_context=setup_context)
+    x = X.clone().requires_grad_()
+    product(x, X + 1).sum().backward()
+    return x.grad, X + 1
+
+
+@repro("define(qualname, schema, ...): expected schema to look like e.g. \"(Tensor x) -> Tensor\"",
+       tool="torch.library.define", entry="fb229e9a7a",
+       cause="The schema string is not in torch's schema syntax (arguments in parentheses, then ->, then the "
+             "returns).")
+def malformed_schema():
+    torch.library.define(fresh("halve"), "(Tensor x) => Tensor")
+
+
+@fix_of(malformed_schema)
+def wellformed_schema():
+    name = fresh("halve")
+    torch.library.define(name, "(Tensor x) -> Tensor")
+    torch.library.impl(name, "CompositeExplicitAutograd")(lambda x: x / 2)
+    namespace, op = name.split("::")
+    return getattr(getattr(torch.ops, namespace), op)(X), X / 2

@@ -935,3 +935,143 @@ def compile_list_function():
     torch._dynamo.reset()
     x = torch.ones(2, 4)
     return torch.compile(steps, fullgraph=True, backend="aot_eager")(x), steps(x)
+
+
+@repro("Failed to mutate tensor data attribute", tool=FULL, entry="GB0056",
+       cause="Assigning to .data of a tensor made inside forward swaps its storage behind autograd's back; Dynamo "
+             "allows it only on tensors made outside the compiled region.")
+class DataAssignment(nn.Module):
+    def forward(self, x):
+        out = torch.zeros_like(x)
+        out.data = x.relu()
+        return out
+
+
+@fix_of(DataAssignment)
+class NewValueReturned(nn.Module):
+    """Return the new value (or write it in place with out.copy_(...))."""
+
+    def forward(self, x):
+        return x.relu()
+
+
+class Recurrent(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.rnn = nn.LSTM(4, 3, batch_first=True)
+
+    def forward(self, x):
+        output, _ = self.rnn(x.unsqueeze(0))
+        return output.detach()
+
+
+@repro("Attempted to wrap RNN, GRU, or LSTM", tool=FULL, entry="GB0014",
+       cause="Dynamo does not trace nn.LSTM, nn.GRU or nn.RNN by default (allow_rnn is off), and fullgraph=True "
+             "forbids running them outside the graph.")
+class LstmLayer(Recurrent):
+    pass
+
+
+@fix_of(LstmLayer, around=lambda: torch._dynamo.config.patch(allow_rnn=True))
+class LstmLayerAllowed(Recurrent):
+    """Unchanged code, with ``torch._dynamo.config.allow_rnn=True``."""
+
+
+@repro("Invalid call to __build_class__ (a class defined in forward)", tool=FULL, entry="GB8977",
+       cause="A class statement inside forward builds a new class on every call, which Dynamo does not trace.")
+class ClassInForward(nn.Module):
+    def forward(self, x):
+        class Pair:
+            def __init__(self, low, high):
+                self.low, self.high = low, high
+
+        pair = Pair(x.min(), x.max())
+        return (x - pair.low) / (pair.high - pair.low)
+
+
+class Pair:
+    """The class of ``ClassAtModuleLevel``, defined once, at module level."""
+
+    def __init__(self, low, high):
+        self.low, self.high = low, high
+
+
+@fix_of(ClassInForward)
+class ClassAtModuleLevel(nn.Module):
+    def forward(self, x):
+        pair = Pair(x.min(), x.max())
+        return (x - pair.low) / (pair.high - pair.low)
+
+
+@repro("Attempted to use tensor creation function with requires_grad=True", tool=FULL, entry="GB0225",
+       cause="A tensor made with requires_grad=True inside forward is a new leaf on every call: a weight to train "
+             "belongs in __init__, as a parameter.")
+class LeafInForward(nn.Module):
+    def forward(self, x):
+        scale = torch.ones(4, requires_grad=True)
+        return (x * scale).detach()
+
+
+@fix_of(LeafInForward)
+class LeafAsParameter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(4))
+
+    def forward(self, x):
+        return (x * self.scale).detach()
+
+
+def labels() -> tuple[tuple, tuple]:
+    """Two vectors of class labels 0 to 3, each with the largest label present."""
+    return (torch.tensor([0, 2, 1, 3]),), (torch.tensor([3, 1, 0, 2]),)
+
+
+@repro("Attempted to use `torch.nn.functional.one_hot` with data-dependent output shape", tool=FULL,
+       entry="GB0246", inputs=labels,
+       cause="one_hot without num_classes takes the number of classes from the largest label, a value the graph "
+             "does not know.")
+class OneHotInferred(nn.Module):
+    def forward(self, x):
+        return nn.functional.one_hot(x)
+
+
+@fix_of(OneHotInferred)
+class OneHotNumClasses(nn.Module):
+    def forward(self, x):
+        return nn.functional.one_hot(x, num_classes=4)
+
+
+@repro("Unsupported Tensor.resize_() call", tool=FULL, entry="GB0126",
+       cause="resize_() changes a tensor's size and storage in place, which Dynamo does not trace.")
+class ResizeInPlace(nn.Module):
+    def forward(self, x):
+        flat = x.clone()
+        flat.resize_(x.numel())
+        return flat * 2
+
+
+@fix_of(ResizeInPlace)
+class ReshapeInstead(nn.Module):
+    def forward(self, x):
+        return x.reshape(-1) * 2
+
+
+@repro("Tensor.retain_grad() with AOTDispatcher", tool=FULL, entry="GB0108",
+       cause="retain_grad() asks autograd to keep an intermediate's gradient; the compiled graph's backward does "
+             "not keep intermediates.")
+class RetainGrad(nn.Module):
+    def forward(self, x):
+        hidden = x * 2
+        hidden.retain_grad()
+        return hidden.relu()
+
+
+@fix_of(RetainGrad)
+class HiddenReturned(nn.Module):
+    """Return the intermediate too; the caller reads its gradient (hidden.register_hook) outside the graph."""
+
+    def forward(self, x):
+        hidden = x * 2
+        return hidden.relu()

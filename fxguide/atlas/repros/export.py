@@ -207,6 +207,31 @@ class SizeFromValueChecked(nn.Module):
         return torch.zeros(n)
 
 
+def lengths() -> tuple[tuple, tuple]:
+    """Two vectors whose second value is a valid length (2, then 3)."""
+    return (torch.tensor([1.0, 2.0, 3.0, 4.0]),), (torch.tensor([4.0, 3.0, 2.0, 2.0]),)
+
+
+@repro("GuardOnDataDependentSymNode: Could not extract specialized integer from data-dependent expression",
+       tool="export", entry="", inputs=lengths,
+       cause="int() of a float read from the tensor: export must turn a value it only knows at run time into a "
+             "Python int while tracing.")
+class SliceByValue(nn.Module):
+    def forward(self, x):
+        return x[: int(x[1].item())]
+
+
+@fix_of(SliceByValue)
+class SliceByCheckedValue(nn.Module):
+    """Read an integer (.long().item()) and tell export its range with torch._check: the slice stays symbolic."""
+
+    def forward(self, x):
+        n = x[1].long().item()
+        torch._check(n >= 0)
+        torch._check(n <= x.shape[0])
+        return x[:n]
+
+
 @repro("We ran into an error when deserializing the saved file", tool="torch.export.load", entry="2c27df661f",
        cause="The file was written by torch.save, not torch.export.save.")
 def load_torch_save():

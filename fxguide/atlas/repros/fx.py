@@ -409,3 +409,61 @@ class WrappedRoundedWidth(nn.Module):
 
     def forward(self, x):
         return x[:, : wrapping.as_rounded(x.shape[1] * 0.5)]
+
+
+repro("It appears that you're trying to get value out of a tracing tensor with aten._local_scalar_dense",
+      tool="make_fx", entry="6fddfc88b2", inputs=signs,
+      cause="make_fx (real tracing mode) traces with tensors that have no values: .item() has no number to "
+            "return.")(ItemBranch)
+
+
+def rows_divided(x):
+    torch.fx.wrap("len")
+    return x / len(x)
+
+
+@repro("wrap must be called at the top level of a module", tool="torch.fx.wrap", entry="c66b2ff058",
+       cause="torch.fx.wrap patches a name in a module's globals, so it is called once at module level, not inside "
+             "the function being traced.")
+def wrap_inside_function():
+    torch.fx.symbolic_trace(rows_divided)
+
+
+@fix_of(wrap_inside_function)
+def wrap_at_module_level():
+    """Call a helper of a module that wraps len at its top level (fxguide.tracing.wrapping does)."""
+    gm = torch.fx.symbolic_trace(lambda x: wrapping.divide_by_rows(x))
+    return gm(X), X / len(X)
+
+
+@repro("Expected FunctionType, got <class 'builtin_function_or_method'>", tool="torch.fx.symbolic_trace",
+       entry="3c563e45f5",
+       cause="symbolic_trace takes an nn.Module or a Python function; torch.relu is a built-in written in C, with no "
+             "Python code to trace.")
+def trace_builtin():
+    torch.fx.symbolic_trace(torch.relu)
+
+
+@fix_of(trace_builtin)
+def trace_python_function():
+    """Wrap the built-in in a Python function (or a module) and trace that."""
+    def relu(x):
+        return torch.relu(x)
+    return torch.fx.symbolic_trace(relu)(X), torch.relu(X)
+
+
+@repro("op 'call_fn' is not in _legal_ops", tool="graph.create_node", entry="8b785db412",
+       cause="A node's op must be one of FX's six: placeholder, get_attr, call_function, call_method, call_module, "
+             "output.")
+def illegal_op():
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    graph.output(graph.create_node("call_fn", torch.relu, (x,)))
+
+
+@fix_of(illegal_op)
+def legal_op():
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    graph.output(graph.create_node("call_function", torch.relu, (x,)))
+    return torch.fx.GraphModule(nn.Module(), graph)(X), torch.relu(X)
