@@ -23,7 +23,9 @@ the inventory is said to be none of its errors), 2 when there was no text.
 
 from __future__ import annotations
 
+import re
 import sys
+from typing import Any
 
 from fxguide.diagnose.causes import Cause, from_capture_stack, graph_break_url, local_site, published_site
 from fxguide.diagnose.lookup import Match, closest, lookup
@@ -89,13 +91,23 @@ def _recognised(found: tuple[Recognition, ...]) -> list[str]:
     return lines
 
 
-def _reproductions(found: tuple[Recognition, ...]) -> list[dict[str, str]]:
-    """The atlas's executed reproductions of the recognised messages (message, tool, cause), best first."""
+def _reproduced_index() -> dict[str, Any]:
     import json
     from pathlib import Path
 
-    entries = json.loads((Path(__file__).parent / "atlas" / "reproduced.json").read_text(encoding="utf-8"))["entries"]
+    return json.loads((Path(__file__).parent / "atlas" / "reproduced.json").read_text(encoding="utf-8"))
+
+
+def _reproductions(found: tuple[Recognition, ...]) -> list[dict[str, str]]:
+    """The atlas's executed reproductions of the recognised messages (message, tool, cause), best first."""
+    entries = _reproduced_index()["entries"]
     return [item for recognition in found for item in entries.get(recognition.entry.id, [])][:_ATLAS_ROWS]
+
+
+def _unlisted(text: str) -> list[dict[str, str]]:
+    """The reproductions of messages the inventory does not hold (``torch.func``'s, C++ argument checks, Python's
+    own errors on a ``Proxy``) whose identifying words (names and numbers as wildcards) the text holds."""
+    return [item for item in _reproduced_index().get("unlisted", []) if re.search(item["says"], text)][:_ATLAS_ROWS]
 
 
 def _reproduced(shown: list[dict[str, str]]) -> list[str]:
@@ -150,6 +162,8 @@ def explain(text: str) -> tuple[int, str]:
         match = next((Match(inferred.cause, recognition.line) for recognition in found
                       if (inferred := lookup(_as_printed(recognition))) is not None), None)
     shown = _reproductions(found) if found else []
+    if match is None and not shown:  # a message outside the inventory, reproduced on the messages page
+        shown = _unlisted(text)
     known = (_recognised(found) + _reproduced(shown) if found else []) + _atlas(text)
     if match is not None and not (shown and match.cause.type_only):
         return 0, "\n".join([f"cause:  {match.cause.name}", f"  from:   {match.line[:200]}", *_where(match.cause),

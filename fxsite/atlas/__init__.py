@@ -60,18 +60,22 @@ def index(recorded: Path = RECORDED) -> dict:
 
 
 def reproduced() -> dict:
-    """Inventory entry id -> the reproductions of ``docs/atlas/messages.md`` that raise it (message, tool, cause).
+    """Inventory entry id -> the reproductions of ``docs/atlas/messages.md`` that raise it (message, tool, cause);
+    and, as ``unlisted``, those whose message the inventory does not hold, with the pattern that identifies it.
 
     Read from the registry itself (importing it defines the reproductions' custom ops: about a second,
     too slow for every lookup, hence the file)."""
     from fxguide.atlas.repros import all_repros
     found: dict[str, list[dict]] = {}
+    unlisted: list[dict] = []  # raised where the inventory does not look: found by the words that identify them
     for item in all_repros():
+        shown = {"message": item.message, "tool": item.tool, "cause": item.cause, "anchor": item.anchor}
         if item.entry:
-            found.setdefault(item.entry, []).append({"message": item.message, "tool": item.tool, "cause": item.cause,
-                                                     "anchor": item.anchor})
+            found.setdefault(item.entry, []).append(shown)
+        else:
+            unlisted.append({"says": item.identified_by, **shown})
     return {"about": "Written by `python -m fxsite.atlas` from fxguide.atlas.repros; do not edit.",
-            "entries": dict(sorted(found.items()))}
+            "entries": dict(sorted(found.items())), "unlisted": unlisted}
 
 
 def write(path: Path = INDEX, repros: Path = REPROS) -> Path:

@@ -44,6 +44,16 @@ def disabled_helper(x):
     return x * 2
 
 
+@torch.library.custom_op("fxguide_atlas::doubled", mutates_args=())
+def doubled_op(x: torch.Tensor) -> torch.Tensor:
+    return x * 2
+
+
+@doubled_op.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
 @torch.compiler.allow_in_graph
 def allowed_helper(x):
     return x * 3
@@ -171,7 +181,9 @@ class HopPrint(nn.Module):
         return x + 1
 
 
-@case("a torch.compiler.disable helper", fix="Expected to break the graph: the helper runs as Python.")
+@case("a torch.compiler.disable helper", fix="Expected to break the graph: the helper runs as Python (under "
+      "fullgraph, an error). To keep one graph, make the helper a custom op with a fake kernel (the fix): one node "
+      "in every tool's graph, whose body is the kernel that runs.")
 class CompilerDisable(nn.Module):
     def forward(self, x):
         return disabled_helper(x) + 1
@@ -266,6 +278,12 @@ def _(x):
 class CustomOpWithFake(nn.Module):
     def forward(self, x):
         return plus_one_op(x)
+
+
+@fix_for(CompilerDisable)
+class CustomOpHelper(nn.Module):
+    def forward(self, x):
+        return doubled_op(x) + 1
 
 
 @fix_for(NumpyRoundTrip)

@@ -62,6 +62,15 @@ class Repro:
     missed: str = ""
     """The id of the inventory entry the raised message is, when the lookup does not recognise it yet (a gap
     to close)."""
+    says: str = ""
+    """A regular expression for the words that identify the raised message (names and numbers as wildcards), for a
+    reproduction with no inventory entry: ``python -m fxguide.explain`` answers a pasted text it finds in with this
+    reproduction's cause. Empty: the message as written here, without a closing note in parentheses."""
+
+    @property
+    def identified_by(self) -> str:
+        """:attr:`says`, or the message itself (its closing parenthesis of notes left out) as a literal pattern."""
+        return self.says or re.escape(re.sub(r"\s*\([^()]*\)\s*$", "", self.message))
 
     @property
     def anchor(self) -> str:
@@ -98,7 +107,7 @@ _FIXES: dict[tuple[Callable[..., Any], str], tuple[Callable[..., Any], Callable[
 
 def repro(message: str, *, tool: str, entry: str, cause: str,
           inputs: Callable[[], tuple[tuple, tuple]] = two_inputs,
-          around: Callable[[], ContextManager[Any]] = contextlib.nullcontext, missed: str = ""
+          around: Callable[[], ContextManager[Any]] = contextlib.nullcontext, missed: str = "", says: str = ""
           ) -> Callable[[Any], Any]:
     """Register the decorated module class (run under ``tool``) or function (called) as a reproduction.
 
@@ -108,7 +117,8 @@ def repro(message: str, *, tool: str, entry: str, cause: str,
     group = sys._getframe(1).f_globals["__name__"].rsplit(".", 1)[-1]
 
     def register(code: Any) -> Any:
-        _REPROS.setdefault(group, []).append(Repro(message, group, tool, entry, cause, code, inputs, around, missed))
+        _REPROS.setdefault(group, []).append(Repro(message, group, tool, entry, cause, code, inputs, around, missed,
+                                                   says))
         return code
     return register
 

@@ -67,7 +67,8 @@ LIBRARY.impl("twice", lambda x: x * 2, "CompositeExplicitAutograd")
 
 
 @repro("an op defined twice", tool="torch.library.Library.define", entry="",
-       cause="The op's name is taken (re-running a cell, or a module imported twice under two names).")
+       cause="The op's name is taken (re-running a cell, or a module imported twice under two names).",
+       says=r"Tried to register an operator \(.*\) with the same name and overload name multiple times")
 def defined_twice():
     LIBRARY.define("twice(Tensor x) -> Tensor")
 
@@ -96,7 +97,8 @@ def output_cloned():
 
 
 @repro("opcheck: undeclared mutation of an argument", tool="opcheck", entry="",
-       cause="The op writes into an argument it did not list in mutates_args.")
+       cause="The op writes into an argument it did not list in mutates_args.",
+       says=r"Argument \w+ is not defined as mutable but was mutated")
 def undeclared_mutation():
     @custom_op(fresh("add_one"), mutates_args=())
     def add_one(x: torch.Tensor) -> torch.Tensor:
@@ -121,7 +123,8 @@ def declared_mutation():
 
 
 @repro("opcheck: fake kernel returns the wrong shape", tool="opcheck", entry="",
-       cause="The fake kernel says the output has another shape than the real kernel returns.")
+       cause="The fake kernel says the output has another shape than the real kernel returns.",
+       says=r"test_faketensor failed with When comparing the output of \S+ on FakeTensor and concrete Tensors")
 def wrong_fake_shape():
     @custom_op(fresh("first_row"), mutates_args=())
     def first_row(x: torch.Tensor) -> torch.Tensor:
@@ -238,7 +241,8 @@ def mutates_known_argument():
 
 
 @repro("operator ... does not exist (register_fake before the op is defined)", tool="torch.library.register_fake",
-       entry="", cause="register_fake names an op that no library has defined (yet): a typo, or the import order.")
+       entry="", cause="register_fake names an op that no library has defined (yet): a typo, or the import order.",
+       says=r"operator \w+::\w+ does not exist")
 def fake_for_missing_op():
     torch.library.register_fake("fxguide_repros::not_defined")(lambda x: torch.empty_like(x))
 
@@ -299,7 +303,8 @@ SCHEMA_ONLY.define("halve(Tensor x) -> Tensor")
 
 
 @repro("Could not run ... with arguments from the 'CPU' backend", tool="torch.ops call", entry="",
-       cause="The op has a schema but no kernel for this device (the library that registers it was not loaded).")
+       cause="The op has a schema but no kernel for this device (the library that registers it was not loaded).",
+       says=r"Could not run '\w+::\w+' with arguments from the '\w+' backend")
 def op_without_kernel():
     torch.ops.fxguide_repros_schema.halve(X)
 
@@ -316,7 +321,8 @@ def op_with_kernel():
 
 
 @repro("'_OpNamespace' object has no attribute", tool="torch.ops call", entry="",
-       cause="No library defined this op: the module that registers it was not imported (or the name is misspelt).")
+       cause="No library defined this op: the module that registers it was not imported (or the name is misspelt).",
+       says=r"'_OpNamespace' '\w+' object has no attribute")
 def op_never_defined():
     torch.ops.fxguide_repros.never_defined(X)
 

@@ -121,7 +121,8 @@ def args_as_tuple():
 
 
 @repro("Guard failed: x.size()[0] == 2", tool="ep.module()(...)", entry="",
-       cause="export made every size static; a batch of another size fails the exported module's input check.")
+       cause="export made every size static; a batch of another size fails the exported module's input check.",
+       says=r"Guard failed: \w+\.size\(\)\[\d+\] == \d+")
 def static_batch():
     exported().module()(torch.ones(3, 4))
 
@@ -134,7 +135,8 @@ def dynamic_batch():
 
 
 @repro("Guard failed: x.size()[0] <= 4", tool="ep.module()(...)", entry="",
-       cause="The input is outside the range the Dim was declared with.")
+       cause="The input is outside the range the Dim was declared with.",
+       says=r"Guard failed: \w+\.size\(\)\[\d+\] [<>]=? \d+")
 def outside_dim_range():
     module = exported(None, X, dynamic_shapes=({0: Dim("batch", max=4)},)).module()
     module(torch.ones(8, 4))
@@ -179,7 +181,8 @@ def right_dynamic_shapes_key():
 
 repro("GuardOnDataDependentSymNode: Could not guard on data-dependent expression", tool="export", entry="",
       cause="An if on a value computed from a tensor: export must know which way it goes for every input.",
-      inputs=signs)(ItemBranch)
+      inputs=signs,
+      says=r"Could not guard on data-dependent expression")(ItemBranch)
 repro("Data-dependent branching (export strict)", tool="export strict", entry="GB0170", inputs=signs,
       cause="Strict export traces with Dynamo: an if on a tensor is a graph break, and export allows none.")(BoolBranch)
 
@@ -455,7 +458,8 @@ class Square(nn.Module):
 
 @repro("one Dim for two sizes: L['x'].size()[1] = 4 is not equal to L['x'].size()[0] = 2",
        tool="torch.export.export", entry="", missed="bf131321ad",
-       cause="The same Dim object names two dimensions, which export then requires to be equal.")
+       cause="The same Dim object names two dimensions, which export then requires to be equal.",
+       says=r"L\['\w+'\]\.size\(\)\[\d+\] = \d+ is not equal to L\['\w+'\]\.size\(\)\[\d+\] = \d+")
 def one_dim_for_two_sizes():
     batch = Dim("batch")
     torch.export.export(Square(), (X,), dynamic_shapes=({0: batch, 1: batch},))

@@ -64,7 +64,7 @@ def weighted(row, weights):
 
 @repro("vmap: in_dims is not compatible with the structure of `inputs`", tool="torch.func.vmap", entry="",
        cause="in_dims gives one entry where the function takes two arguments: it needs one per argument (None for "
-             "one not batched).")
+             "one not batched).", says=r"in_dims is not compatible with the structure of `inputs`")
 def vmap_in_dims_too_short():
     vmap(weighted, in_dims=(0,))(X, WEIGHTS)
 
@@ -131,7 +131,8 @@ def sample_grad(row):
 @repro("You are attempting to call Tensor.requires_grad_() ... inside of a function being transformed by a "
        "functorch transform", tool="torch.func.vmap", entry="",
        cause="Per-sample gradients with torch.autograd inside vmap: the transforms do not support requires_grad_() "
-             "and autograd.grad in the function they transform.")
+             "and autograd.grad in the function they transform.",
+             says=r"inside of a function being transformed by a functorch transform")
 def autograd_inside_vmap():
     vmap(sample_grad)(X)
 
@@ -152,7 +153,8 @@ NEW_WEIGHT = torch.full((3, 4), 0.5)
 
 @repro("Error(s) in reparametrizing for Linear: Missing key(s): 'bias'", tool="torch.func.functional_call",
        entry="", cause="With strict=True, the dict given to functional_call must hold every parameter and buffer of "
-                       "the module; this one has the weight only.")
+                       "the module; this one has the weight only.",
+                       says=r"Error\(s\) in reparametrizing for \w+:\s+Missing key")
 def functional_call_missing_key():
     functional_call(linear(), {"weight": NEW_WEIGHT}, (X,), strict=True)
 
