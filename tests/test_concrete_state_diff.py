@@ -87,7 +87,7 @@ def state_of(model: nn.Module, given: torch.Tensor) -> dict[str, Any]:
     hooks = torch.nn.modules.module
     return {
         "model": modules, "class": freeze({k: v for k, v in vars(type(model)).items() if not k.startswith("__")}),
-        "globals": freeze((GLOBAL, LOG, COUNT, ticks.n, TICKER.__closure__[0].cell_contents, Stats.calls,
+        "globals": freeze((GLOBAL, LOG, COUNT, HELD_SCALE.item(), ticks.n, TICKER.__closure__[0].cell_contents, Stats.calls,
                            OPTIONAL_SCALE_OF_TEST in globals())), "input": freeze(given),
         "torch rng": torch.get_rng_state(), "python rng": random.getstate(), "numpy rng": freeze(np.random.get_state()),
         "settings": (torch.is_grad_enabled(), torch.get_default_dtype(), torch.are_deterministic_algorithms_enabled(),
@@ -113,6 +113,7 @@ def fresh_world():
         LOG.clear()
         COUNT = 0
         ticks.n, TICKER, Stats.calls, NUMBERS = 0, ticker(), 0, itertools.count()
+        HELD_SCALE.fill_(2.0)
         globals().pop(OPTIONAL_SCALE_OF_TEST, None)
         torch.set_grad_enabled(True)
         torch.set_default_dtype(torch.float32)
@@ -285,6 +286,7 @@ def ticker() -> Callable[[], int]:
 
 TICKER = ticker()
 NUMBERS = itertools.count()
+HELD_SCALE = torch.tensor(2.0)  # a global tensor forward reads as a number
 
 
 class Stats:
@@ -446,6 +448,15 @@ PROBES: dict[str, Probe] = {
     "a global absent when traced (NameError caught), defined after, raises at the call": Probe(
         optional_global, "guarded", "the global OPTIONAL_SCALE",
         after=lambda model, gm: globals().__setitem__(OPTIONAL_SCALE_OF_TEST, 3.0)),
+    # a tensor's value read as a Python number: the graph holds the number
+    "a global tensor read with .item(), changed in place after tracing, raises at the call": Probe(
+        lambda self, x: x * HELD_SCALE.item(), "guarded", "read as Python (item)",
+        after=lambda model, gm: HELD_SCALE.fill_(3.0)),
+    "a tensor in a list attribute read with float(), changed in place after tracing, raises at the call": Probe(
+        lambda self, x: x * float(self.scales[0]), "guarded", "read as Python (__float__)",
+        {"scales": lambda: [torch.tensor(2.0)]}, after=lambda model, gm: model.scales[0].fill_(3.0)),
+    "a tensor read with .item() and updated in place to the same value still runs": Probe(
+        lambda self, x: x * HELD_SCALE.item(), "equal", after=lambda model, gm: HELD_SCALE.add_(0)),
     # retrace after a graph updated its input in place
     "retrace after a graph updated its input updates it once": Probe(
         lambda self, x: (x.__iadd__(1), x * 2 if x.sum() > 20 else x - 1)[1], "equal", retrace=True),

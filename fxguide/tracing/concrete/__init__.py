@@ -97,8 +97,7 @@ directly (``x.node``), a closure reached through
 another object than the model's modules and the globals of its code, a
 value read past 2,000 items
 or six levels deep (checking it on every call would cost more than the call),
-a tensor's value read as a Python number (``S.item()``) and then changed in
-place, a name looked up through ``globals()``, ``sys.modules`` or a module's
+a name looked up through ``globals()``, ``sys.modules`` or a module's
 ``__getattr__``, torch's functions replaced after tracing (``F.gelu = ...``),
 the legacy ``torch.Tensor([...])`` constructor's dtype, a
 ``TorchFunctionMode`` entered around a call, what the outside world answers
@@ -117,7 +116,10 @@ closure (``nonlocal n``), the class attributes of any class of those modules
 ``itertools.count()``) and the state of a ``random.Random`` or NumPy
 generator the model holds; a name the code looked up and did not find
 (``hasattr(self, "extra")``, ``getattr(self, "scale", 1.0)``, a global
-behind ``except NameError``) is checked to be still absent. What a global or an enclosing function holds that the
+behind ``except NameError``) is checked to be still absent; a real tensor
+whose value the code read as Python (``S.item()``, ``float(self.scales[0])``:
+the graph holds the number) is checked not to have changed since (a pickled
+copy no longer shares the tensor, and does not check it). What a global or an enclosing function holds that the
 graph calls or holds (a module, a tensor, a function, a class) is checked as
 that very object, a program's class also through the class attributes the
 code names, and an object of the standard library's or NumPy's (an exact

@@ -266,7 +266,8 @@ def _trace(root: nn.Module | Callable[..., Any], args: tuple[Any, ...], kwargs: 
                            _with_absent(attributes_read(every, code, written, {path for path, _ in inlined},
                                                         objects_read.names()), every, objects_read, written),
                            cells_read(root, code, members) if reads else [],
-                           every[len(inlined):], settings_read(code) if reads else [])
+                           every[len(inlined):], settings_read(code) if reads else [],
+                           getattr(tracer, "values_read", []) if reads else [])
         state.train(gm.training)
         install_check(gm, "guard_state", state)
         insert_check(gm, "guard_state", ())

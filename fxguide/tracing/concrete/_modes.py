@@ -48,9 +48,10 @@ def _for_a_copy(kept: Any) -> Any:
     return kept.detached() if isinstance(kept, Read) else kept
 
 
-#: What a deep copy of a StateGuard shares with the original: weak references to the model's functions, and
-#: what was kept of the code's state (Same and Read records: the objects they hold by identity stay those).
-_SHARED = frozenset({"cells_read", "globals_read"})
+#: What a deep copy of a StateGuard shares with the original: weak references to the model's functions and to
+#: the tensors whose values forward read as Python, and what was kept of the code's state (Same and Read
+#: records: the objects they hold by identity stay those).
+_SHARED = frozenset({"cells_read", "globals_read", "values_read"})
 
 
 def _unchanged(kept: Any, now: Any, memo: dict[tuple[int, int, bool], Any]) -> bool:
@@ -82,7 +83,8 @@ class StateGuard(nn.Module):
                  attributes_read: dict[str, dict[str, Any]] | None = None,
                  cells_read: list[tuple[Any, int, Any]] | None = None,
                  read_from: list[tuple[str, nn.Module]] | None = None,
-                 settings_read: list[tuple[str, str, Any]] | None = None) -> None:
+                 settings_read: list[tuple[str, str, Any]] | None = None,
+                 values_read: list[tuple[Any, int, str, Any, tuple[str, int, str]]] | None = None) -> None:
         super().__init__()
         self.traced_training = training
         # path -> {name: what is kept}: the attributes of the model's modules that its code names
@@ -97,6 +99,8 @@ class StateGuard(nn.Module):
         self.cells_read = [(weakref.ref(f), index, value) for f, index, value in cells_read or ()]
         # (torch module, attribute path, value when traced): torch's settings read as attributes
         self.settings_read = list(settings_read or [])
+        # (weak reference, version, method, answer, where): real tensors whose value forward read as Python
+        self.values_read = list(values_read or [])
 
     _is_impure = True  # read by torch.fx.Node.is_impure: dead-code elimination keeps the check
 
@@ -171,6 +175,15 @@ class StateGuard(nn.Module):
             if now != value:
                 raise self._error(f"os.environ[{variable!r}] (read by forward; the graph holds what it read)",
                                   repr(value), repr(now))
+        for ref, version, method, value, (filename, lineno, code) in getattr(self, "values_read", ()):
+            tensor = ref()
+            if tensor is None or tensor._version == version:
+                continue
+            now = getattr(tensor, method)()
+            if not same_value(value, now) and now != value:
+                raise self._error(f"a tensor's value that forward read as Python ({method}) at "
+                                  f"{filename.rsplit('/', 1)[-1]}:{lineno} (`{code}`; the graph holds the answer)",
+                                  _SHORT.repr(value), _SHORT.repr(now))
         registered = hooks_registered()
         if registered:
             raise self._error(f"torch's global module hooks ({', '.join(registered)})", "none registered",
@@ -198,6 +211,7 @@ class StateGuard(nn.Module):
                                if (kept := _for_a_copy(value)) is not None]
         state["globals_read"] = [(m, n, kept) for m, n, value in self.globals_read
                                  if (kept := _for_a_copy(value)) is not None]
+        state["values_read"] = list(getattr(self, "values_read", ()))  # the same tensors, in this process
         for key, value in state.items():
             new.__dict__[key] = value if key in _SHARED else copy.deepcopy(value, memo)
         return new
@@ -208,6 +222,7 @@ class StateGuard(nn.Module):
         # the attributes of those modules); a global is kept unless it is an object pickling cannot find again,
         # and so are the default arguments of a function pickling finds by name
         state["watched"], state["read_from"], state["attributes_read"] = [], [], {}
+        state["values_read"] = []  # weak references to the tensors: a pickled graph no longer shares them
         state["cells_read"] = [(function, index, value) for ref, index, value in self.cells_read
                                if index < 0 and (function := ref()) is not None and Same(function).picklable()]
         # a tensor the graph held by identity is compared by its contents in the copy, which holds a copy of it

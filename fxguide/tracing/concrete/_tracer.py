@@ -14,6 +14,7 @@ import sys
 import threading
 import types
 import warnings
+import weakref
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, MutableMapping
 from typing import Any
 
@@ -54,6 +55,10 @@ _TENSOR_METHODS = ("expand", "view", "reshape", "repeat", "new_zeros", "new_ones
                    "new_tensor", "narrow", "__getitem__", "masked_fill", "index_select", "to")
 
 
+
+#: How code reads a tensor's value as Python: on a real tensor the model holds (a global's, one in a list
+#: attribute), the graph keeps the answer, and ``guard_state`` checks the tensor was not changed since.
+_VALUE_READS = ("item", "tolist", "__bool__", "__float__", "__int__", "__index__")
 
 #: Containers FX's own ``create_arg`` writes as they are (namedtuples too, by their ``_fields``).
 _FX_CONTAINERS = (tuple, list, dict, type(None))
@@ -1131,6 +1136,9 @@ class _Interceptions:
 
         self._patch(builtins, "hasattr", hasattr_)
         self._patch(builtins, "getattr", getattr_)
+        tracer.values_read = []  # real tensors (a global's, a list attribute's) read as Python values
+        for name in _VALUE_READS:
+            self._patch(torch.Tensor, name, self._value_read(getattr(torch.Tensor, name), name))
         tracer._patched_getattr = getattr_  # FX's own getattr nodes must name the builtin (see create_node)
         for owner in (torch, torch.random):
             self._patch(owner, "manual_seed", self._reseed(owner.manual_seed))
@@ -1441,6 +1449,26 @@ class _Interceptions:
 
         functools.update_wrapper(hint, original)
         return hint
+
+    def _value_read(self, original: Callable[..., Any], method: str) -> Callable[..., Any]:
+        """``Tensor.item`` (and the like) on a real tensor the model's code holds: the graph keeps the number it
+        gave, so the tensor, the method, its version and the answer are kept for ``guard_state`` to check."""
+        tracer = self.tracer
+
+        def read(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+            value = original(tensor, *args, **kwargs)
+            if not tracer._evaluating and not args and not kwargs and type(tensor) in (torch.Tensor, nn.Parameter) \
+                    and not tensor.is_meta and _is_user_frame(sys._getframe(1)):
+                key = (id(tensor), method)
+                if all((id(ref()), name) != key for ref, _, name, _, _ in tracer.values_read):
+                    try:
+                        ref = weakref.ref(tensor)
+                    except TypeError:
+                        return value
+                    tracer.values_read.append((ref, tensor._version, method, value, _user_location()))
+            return value
+
+        return read
 
     def _recorded(self, original: Callable[..., Any], op: str, method: str = "") -> Callable[..., Any]:
         tracer, size = self.tracer, self._size
