@@ -139,6 +139,7 @@ class Probe:
     trace_grad: bool = True
     call_grad: bool = True
     after: Callable[[nn.Module, nn.Module], None] | None = None  # (model, graph): a change made after tracing
+    setup: Callable[[nn.Module], Any] | None = None  # called on the new model (a hook registered on it)
     retrace: bool = False
 
 
@@ -149,6 +150,8 @@ def make(probe: Probe) -> nn.Module:
         self.lin = nn.Linear(3, 3)
         for name, build in probe.init.items():
             setattr(self, name, build())
+        if probe.setup is not None:
+            probe.setup(self)
 
     cls = type("Probe", (nn.Module,), {"__init__": __init__, "forward": probe.forward, **probe.class_attributes})
     torch.manual_seed(0)
@@ -262,6 +265,26 @@ def register_global_hook(model: nn.Module, gm: nn.Module) -> None:
 
 
 HANDLES: list[Any] = []
+
+
+class ScalingHook:
+    """A forward hook that is an object: what it multiplies by is its own attribute."""
+
+    def __init__(self) -> None:
+        self.k = 2.0
+
+    def __call__(self, module, args, out):
+        return out * self.k
+
+
+def add_scaling_hook(model: nn.Module) -> ScalingHook:
+    hook = ScalingHook()
+    model.register_forward_hook(hook)
+    return hook
+
+
+def rescale_the_hook(model: nn.Module, gm: nn.Module) -> None:
+    next(iter(model._forward_hooks.values())).k = 3.0
 
 
 def ticks() -> int:
@@ -457,6 +480,9 @@ PROBES: dict[str, Probe] = {
         {"scales": lambda: [torch.tensor(2.0)]}, after=lambda model, gm: model.scales[0].fill_(3.0)),
     "a tensor read with .item() and updated in place to the same value still runs": Probe(
         lambda self, x: x * HELD_SCALE.item(), "equal", after=lambda model, gm: HELD_SCALE.add_(0)),
+    "a hook object's attribute changed after tracing raises at the call": Probe(
+        lambda self, x: self.lin(x), "guarded", "the state of a hook of self", after=rescale_the_hook,
+        setup=add_scaling_hook),
     # retrace after a graph updated its input in place
     "retrace after a graph updated its input updates it once": Probe(
         lambda self, x: (x.__iadd__(1), x * 2 if x.sum() > 20 else x - 1)[1], "equal", retrace=True),

@@ -42,8 +42,9 @@ is one). The model is traced as a call runs it: hooks on it and a
 ``__call__`` of its class are in the graph; ``torch.manual_seed`` inside
 ``forward`` is a graph node; a constant made in the default dtype guards
 ``torch.get_default_dtype()``; the training flags and hooks of the modules
-whose code the graph holds are checked before every call, so ``model.eval()``
-after tracing raises :class:`GuardError`. Tracing leaves the model, its
+whose code the graph holds are checked before every call (a hook that is an
+object, or a bound method, through the attributes its code reads), so
+``model.eval()`` after tracing raises :class:`GuardError`. Tracing leaves the model, its
 classes, the globals, the caller's example inputs and torch's settings as they
 were.
 

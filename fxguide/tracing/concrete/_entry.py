@@ -27,7 +27,7 @@ from fxguide.tracing.concrete._records import (Decision, Guard, GuardError, Rais
 from fxguide.tracing.concrete._settled import _UNKNOWN, unsettled
 from fxguide.tracing.concrete._tracer import (_MISSING, ConcreteTracer, _Interceptions, _plain, attributes_read,
                                               cells_read, class_functions, globals_read, lookup, model_classes,
-                                              model_code, set_attribute, settings_read)
+                                              model_code, names_read, set_attribute, settings_read)
 from fxguide.tracing.concrete.questions import _OFF
 
 _UNKNOWN = object()
@@ -267,7 +267,8 @@ def _trace(root: nn.Module | Callable[..., Any], args: tuple[Any, ...], kwargs: 
                                                         objects_read.names()), every, objects_read, written),
                            cells_read(root, code, members) if reads else [],
                            every[len(inlined):], settings_read(code) if reads else [],
-                           getattr(tracer, "values_read", []) if reads else [])
+                           getattr(tracer, "values_read", []) if reads else [],
+                           names_read(code) | frozenset(objects_read.names()) if reads else frozenset())
         state.train(gm.training)
         install_check(gm, "guard_state", state)
         insert_check(gm, "guard_state", ())

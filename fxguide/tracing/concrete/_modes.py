@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 import os
 import sys
+import types
 import weakref
 from typing import Any
 
@@ -26,6 +27,7 @@ import torch
 from torch import nn
 
 from fxguide._state import hooks_registered, same_value
+from fxguide._state.contents import attributes
 from fxguide._state.reads import _SHORT, Read, Same, freeze
 from fxguide.tracing.concrete._records import Decision, GuardError, _refuse_retrace
 from fxguide.tracing.concrete._tracer import _MISSING, EVERY_VARIABLE, every_variable, lookup, torch_setting
@@ -34,9 +36,33 @@ _ADVICE = ('Trace again after the change (concrete_trace(..., on_mismatch="retra
            "undo it before calling the graph.")
 
 
+_HOOK_REGISTRIES = ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks")
+
+
 def _hooks(module: nn.Module) -> tuple[tuple[int, ...], ...]:
-    return tuple(tuple(getattr(module, name)) for name in
-                 ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks"))
+    return tuple(tuple(getattr(module, name)) for name in _HOOK_REGISTRIES)
+
+
+def _hook_states(module: nn.Module, names: frozenset[str]) -> list[tuple[str, int, Read, str]]:
+    """The hooks of ``module`` that hold state (a callable object, a bound method's object, a ``partial``), each
+    kept through the attribute names ``names`` (those the model's code and its hooks read)."""
+    found = []
+    for registry in _HOOK_REGISTRIES:
+        for key, hook in getattr(module, registry).items():
+            if isinstance(hook, types.FunctionType):
+                continue  # a plain function: the hook's identity, checked by its key, is all it holds
+            read = Read.of(hook, names, identities=True)
+            if read is not None:
+                found.append((registry, key, read, _hook_text(hook, names)))
+    return found
+
+
+def _hook_text(hook: Any, names: frozenset[str]) -> str:
+    """What a hook holds that its code reads, short (``{'k': 2.0}``), for an error."""
+    owner = getattr(hook, "__self__", hook)  # a bound method: its object
+    held = {name: value for name, value in attributes(owner).items() if name in names} if not isinstance(
+        owner, type) else {}
+    return _SHORT.repr(held) if held else type(hook).__name__
 
 
 _UNSET = object()
@@ -84,12 +110,16 @@ class StateGuard(nn.Module):
                  cells_read: list[tuple[Any, int, Any]] | None = None,
                  read_from: list[tuple[str, nn.Module]] | None = None,
                  settings_read: list[tuple[str, str, Any]] | None = None,
-                 values_read: list[tuple[Any, int, str, Any, tuple[str, int, str]]] | None = None) -> None:
+                 values_read: list[tuple[Any, int, str, Any, tuple[str, int, str]]] | None = None,
+                 hook_names: frozenset[str] = frozenset()) -> None:
         super().__init__()
         self.traced_training = training
         # path -> {name: what is kept}: the attributes of the model's modules that its code names
         self.attributes_read = dict(attributes_read or {})
         self.watched = [(path, weakref.ref(m), m.training, _hooks(m)) for path, m in inlined]
+        # path -> [(registry, key, what is kept)]: the hooks the graph inlined that hold state of their own (a
+        # callable object's attributes, a bound method's object), compared through the names the code reads
+        self.hooks_read = {path: held for path, m in inlined if (held := _hook_states(m, hook_names))}
         # the other modules whose attributes the model's code reads (a leaf's ``in_features``, ``weight``)
         self.read_from = [(path, weakref.ref(m)) for path, m in read_from or () if path in self.attributes_read]
         self.where = where
@@ -129,6 +159,11 @@ class StateGuard(nn.Module):
             if _hooks(module) != hooks:
                 raise self._error(f"the hooks of {path} (a hook added or removed)", f"{sum(map(len, hooks))} hooks",
                                   f"{sum(map(len, _hooks(module)))} hooks")
+            for registry, key, kept, text in getattr(self, "hooks_read", {}).get(path, ()):
+                hook = getattr(module, registry).get(key)
+                if hook is not None and not kept.unchanged(hook):
+                    raise self._error(f"the state of a hook of {path} ({type(hook).__name__} in {registry}; the graph "
+                                      f"holds what it read)", text, _hook_text(hook, kept.names))
             self._check_attributes(path, module, memo)
         for path, ref in getattr(self, "read_from", ()):
             module = ref()
@@ -221,7 +256,7 @@ class StateGuard(nn.Module):
         # weak references to the model's modules and functions: a pickled graph no longer shares them (nor
         # the attributes of those modules); a global is kept unless it is an object pickling cannot find again,
         # and so are the default arguments of a function pickling finds by name
-        state["watched"], state["read_from"], state["attributes_read"] = [], [], {}
+        state["watched"], state["read_from"], state["attributes_read"], state["hooks_read"] = [], [], {}, {}
         state["values_read"] = []  # weak references to the tensors: a pickled graph no longer shares them
         state["cells_read"] = [(function, index, value) for ref, index, value in self.cells_read
                                if index < 0 and (function := ref()) is not None and Same(function).picklable()]
