@@ -4,10 +4,10 @@ A forward can change state in anything a model holds, not only lists and dicts: 
 an ``OrderedDict``, a NumPy array, an ``array.array``, a ``bytearray``, a plain object's attributes (in its
 ``__dict__`` or its ``__slots__``), the state of a ``torch.Generator``, the names of a namespace (an
 instance's, a class's, a Python module's), the variables a function's closure holds, the state of a
-``random.Random`` or a NumPy generator, how far a builtin iterator or a generator has run. :func:`shallow` copies what one such value holds (its items,
-bytes or attributes, not the items' own contents), :func:`same` compares the value with the copy (items
-by identity, immutable values by equality), :func:`changes` names what differs and :func:`refill` writes
-the copy back in place. Tensors and modules are left to the caller: copying a tensor is costly, and each
+``random.Random`` or a NumPy generator, how far a builtin iterator or a generator has run.
+:func:`shallow` copies what one such value holds (its items, bytes or attributes, not the items' own
+contents), :func:`same` compares the value with the copy (items by identity, immutable values by equality),
+:func:`changes` names what differs and :func:`refill` writes the copy back in place. Tensors and modules are left to the caller: copying a tensor is costly, and each
 module is recorded as a namespace of its own.
 """
 
@@ -118,6 +118,7 @@ def is_program_code(value: Any) -> bool:
     if not isinstance(module, str):
         return False
     top = module.partition(".")[0]
+    # (pytest's own functions and classes hold its bookkeeping, not the program's: a test's module is walked)
     return not is_torchs(module) and top not in sys.stdlib_module_names and top not in ("numpy", "_pytest", "pytest")
 
 
@@ -348,7 +349,8 @@ def changes(value: Any, saved: Saved, path: str, style: str = "item", ignore: Co
     elif kind == "generator" and not same(value, saved._replace(attributes=None)):
         found.append(f"{path} (the state of a torch.Generator)")
     elif kind in ("random", "numpy-random") and not same(value, saved._replace(attributes=None)):
-        found.append(f"{path} (the state of a random generator, a {type(value).__module__.partition('.')[0]}.{type(value).__name__})")
+        library = type(value).__module__.partition(".")[0]
+        found.append(f"{path} (the state of a random generator, a {library}.{type(value).__name__})")
     elif kind == "iterator" and not same(value, saved._replace(attributes=None)):
         back = "" if _can_rewind(value) else "; it cannot be put back"
         found.append(f"{path} (an iterator, {type(value).__name__}, moved on{back})")
@@ -473,8 +475,8 @@ def children(value: Any, saved: Saved | None) -> list[tuple[str, str, Any]]:
 
 
 def step(style: str, key: Any) -> str:
-    """A path step: ``.name`` for an attribute, ``[key]`` for an item (``{...}`` for a set member), `` n`` for a
-    closure's variable (``tick's n``)."""
+    """A path step: ``.name`` for an attribute, ``[key]`` for an item (``{...}`` for a set member), ``'s n`` for
+    a closure's variable (``tick's n``)."""
     if style == "cell":
         return f"'s {key}"
     return "{...}" if key == "..." and style == "item" else _step(key, style)

@@ -24,7 +24,7 @@ from fxguide.tracing.concrete._modes import StateGuard
 from fxguide.tracing.concrete._objects_read import ObjectReads
 from fxguide.tracing.concrete._records import (Decision, Guard, GuardError, RaisesGuard, UnguardableError,
                                                _check_example, _pending_guard)
-from fxguide.tracing.concrete._settled import _UNKNOWN, unsettled
+from fxguide.tracing.concrete._settled import NO_RESULT, unsettled
 from fxguide.tracing.concrete._tracer import (_MISSING, ConcreteTracer, _Interceptions, _plain, attributes_read,
                                               cells_read, class_functions, globals_read, lookup, model_classes,
                                               model_code, names_read, set_attribute, settings_read)
@@ -188,15 +188,15 @@ def _with_absent(kept: dict[str, dict[str, Any]], modules: list[tuple[str, nn.Mo
 
 
 def _traced_result(graph: fx.Graph, tracer: fx.Tracer) -> Any:
-    """What the traced call returned: the example's values of the graph's outputs (``_UNKNOWN`` where the tracer
+    """What the traced call returned: the example's values of the graph's outputs (``NO_RESULT`` where the tracer
     did not keep one)."""
     values = getattr(tracer, "values", {})
     output = next((node for node in reversed(graph.nodes) if node.op == "output"), None)
     if output is None:
-        return _UNKNOWN
+        return NO_RESULT
     missing = []
     result = fx.node.map_arg(output.args[0], lambda n: values[n] if n in values else missing.append(n))
-    return _UNKNOWN if missing else result
+    return NO_RESULT if missing else result
 
 
 def _trace(root: nn.Module | Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> fx.GraphModule:

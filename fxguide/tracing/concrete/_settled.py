@@ -30,12 +30,12 @@ from fxguide.tracing.concrete._effects import Effects
 from fxguide.tracing.concrete._records import _holds_tensor
 
 
-#: ``traced`` was not given: the second call's result is not compared.
-_UNKNOWN = object()
+#: ``traced`` is not known: the second call's result is not compared.
+NO_RESULT = object()
 
 
 def unsettled(root: Any, before: Before, changes: list[Change], effects: Effects, peek: Callable[[Any], Any],
-              args: tuple[Any, ...], kwargs: dict[str, Any], traced: Any = _UNKNOWN) -> list[Change]:
+              args: tuple[Any, ...], kwargs: dict[str, Any], traced: Any = NO_RESULT) -> list[Change]:
     """What makes the trace unfit: ``changes``, unless they are a cache, filled once; and the attributes the graph
     sets (``self.grid = (n, 2)``), when a second call would set them to something else.
 
@@ -75,13 +75,13 @@ def unsettled(root: Any, before: Before, changes: list[Change], effects: Effects
         return changes or [Change(f"{what} (a second call changes it again)", "python") for what in moved]
     # (a tensor the traced call updated in place, a counter buffer, is read updated by both second calls alike)
     updated = any(record.differs or record.tensor._version != record.version for record in before.tensors.values())
-    if traced is not _UNKNOWN and not updated and not _same_result(traced, second):
+    if traced is not NO_RESULT and not updated and not _same_result(traced, second):
         left = [change.what for change in changes] + [f"the attribute {name} (set by forward)"
                                                       for _, name in effects.attributes]
         where = left[0] if left else "the model's state"
         return [Change(f"{where}, which forward reads: called again in eager mode, forward returns something else "
-                       f"than the traced call did: the trace computed with other values than eager mode does, so its graph "
-                       f"cannot be trusted to answer as eager mode", "python")]
+                       f"than the traced call did: the trace computed with other values than eager mode does, so "
+                       f"its graph cannot be trusted to answer as eager mode", "python")]
     return []
 
 
