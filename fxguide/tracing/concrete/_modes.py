@@ -65,7 +65,6 @@ def _hook_text(hook: Any, names: frozenset[str]) -> str:
     return _SHORT.repr(held) if held else type(hook).__name__
 
 
-_UNSET = object()
 def _for_a_copy(kept: Any) -> Any:
     """What a deep copy of the graph checks instead of ``kept``: a tensor the original holds by identity by its
     contents (the copy holds a copy of it); functions, classes and plain values as they are."""
@@ -117,8 +116,8 @@ class StateGuard(nn.Module):
         # path -> {name: what is kept}: the attributes of the model's modules that its code names
         self.attributes_read = dict(attributes_read or {})
         self.watched = [(path, weakref.ref(m), m.training, _hooks(m)) for path, m in inlined]
-        # path -> [(registry, key, what is kept)]: the hooks the graph inlined that hold state of their own (a
-        # callable object's attributes, a bound method's object), compared through the names the code reads
+        # path -> [(registry, key, what is kept, it in words)]: the hooks the graph inlined that hold state of their
+        # own (a callable object's attributes, a bound method's object), compared through the names the code reads
         self.hooks_read = {path: held for path, m in inlined if (held := _hook_states(m, hook_names))}
         # the other modules whose attributes the model's code reads (a leaf's ``in_features``, ``weight``)
         self.read_from = [(path, weakref.ref(m)) for path, m in read_from or () if path in self.attributes_read]

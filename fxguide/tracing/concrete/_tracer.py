@@ -59,6 +59,7 @@ _TENSOR_METHODS = ("expand", "view", "reshape", "repeat", "new_zeros", "new_ones
 #: How code reads a tensor's value as Python: on a real tensor the model holds (a global's, one in a list
 #: attribute), the graph keeps the answer, and ``guard_state`` checks the tensor was not changed since.
 _VALUE_READS = ("item", "tolist", "__bool__", "__float__", "__int__", "__index__")
+_LARGEST_READ = 10_000  # elements: a larger tensor read whole (tolist) is not kept (checking it would cost more)
 
 #: Containers FX's own ``create_arg`` writes as they are (namedtuples too, by their ``_fields``).
 _FX_CONTAINERS = (tuple, list, dict, type(None))
@@ -1458,7 +1459,7 @@ class _Interceptions:
         def read(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
             value = original(tensor, *args, **kwargs)
             if not tracer._evaluating and not args and not kwargs and type(tensor) in (torch.Tensor, nn.Parameter) \
-                    and not tensor.is_meta and _is_user_frame(sys._getframe(1)):
+                    and not tensor.is_meta and tensor.numel() <= _LARGEST_READ and _is_user_frame(sys._getframe(1)):
                 key = (id(tensor), method)
                 if all((id(ref()), name) != key for ref, _, name, _, _ in tracer.values_read):
                     try:
