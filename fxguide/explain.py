@@ -18,7 +18,7 @@ answered by that reproduction's cause when no cause of the catalogue, or only
 its catch-all for graph breaks, matched; so is a message the inventory does
 not hold (``torch.func``'s, a C++ argument check, Python's own error on a
 ``Proxy``) that a reproduction raises, found by the words that identify it
-(:attr:`fxguide.atlas.repros.Repro.says`). Exit status: 0 when a cause matched
+(``says=`` of ``fxguide.atlas.repros.repro``). Exit status: 0 when a cause matched
 or a reproduction answered, 1 when neither did (the closest entries are
 listed, and text with neither a sign of torch's capture stack nor a message of
 the inventory is said to be none of its errors), 2 when there was no text.
