@@ -45,6 +45,16 @@ def test_reproduction_raises_is_recognised_answered_and_its_fix_matches_eager(it
     assert status == 0, f"python -m fxguide.explain has no answer for the reproduced message:\n{report}"
 
 
+def test_every_identifying_pattern_starts_with_words_and_bounds_its_wildcards_so_a_long_paste_stays_linear():
+    """A pattern that starts with a wildcard (``\\w+ has no attribute``) is tried at every position of a pasted
+    token and runs to its end each time, and so does an unbounded ``.*`` at every repetition of the words before
+    it: a 1 MB paste would take hours (``tests/test_lookup_claims.py`` times such pastes through explain)."""
+    leading_wildcard, unbounded = re.compile(r"\\[wWsSdD]|\.|\[|\("), re.compile(r"(?<!\\)\.[*+]")
+    patterns = {item.code.__name__: item.identified_by for item in REPROS if not item.entry}
+    assert patterns and not {name: p for name, p in patterns.items()
+                             if leading_wildcard.match(p) or unbounded.search(p)}
+
+
 def test_every_recorded_entry_is_in_the_inventory():
     from fxguide.diagnose.torch_messages import entries
     ids = {entry.id for entry in entries()}
