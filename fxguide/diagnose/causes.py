@@ -294,10 +294,11 @@ CAUSES: tuple[Cause, ...] = (
                      "two options, do those steps only if you trust the source of the checkpoint.",)),
     # torch.compile's mark_dynamic: Dynamo names the input by its source (L['x']), export by the Dim's name
     _cause("mark_dynamic on a dimension the code fixes (torch.compile)",
-           r"(marked|Constraints violated \()L\[['\"]\w+['\"]\]\.size\(\)", "pt2/dynamic-shapes",
+           r"(marked |Constraints violated \()L\[['\"]\w+['\"]\]\.size\(\)", "pt2/dynamic-shapes",
            "dynamic-shapes-marked-but-fixed",
            messages=("ConstraintViolationError: Constraints violated (L['x'].size()[0])! For more information, run "
-                     'with TORCH_LOGS="+dynamic".',)),
+                     'with TORCH_LOGS="+dynamic".',
+                     "- You marked L['x'].size()[0] as dynamic but your code specialized it to be a constant (2).")),
     # torch.export
     # the narrower class first: a message's later lines may name it (lookup's _narrowed)
     _cause("a dimension marked dynamic that the code specialized",
