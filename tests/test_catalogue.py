@@ -319,3 +319,11 @@ def test_explain_says_when_nothing_matches_and_lists_the_closest():
 def test_explain_refuses_empty_text():
     done = _explain("   ")
     assert done.returncode == 2 and "no error text" in done.stderr
+
+
+def test_every_catalogued_message_starts_with_its_exception_type_as_the_search_reads_it():
+    """The site search guesses a pasted line's exception type from the catalogue's messages (``Type: text``); a
+    message without one (a later line of a longer message) made every query match that cause's pattern."""
+    untyped = [(cause.name, message) for cause in CAUSES for message in cause.messages
+               if not re.match(r"[A-Z]\w*: ", message)]
+    assert not untyped

@@ -297,8 +297,7 @@ CAUSES: tuple[Cause, ...] = (
            r"(marked |Constraints violated \()L\[['\"]\w+['\"]\]\.size\(\)", "pt2/dynamic-shapes",
            "dynamic-shapes-marked-but-fixed",
            messages=("ConstraintViolationError: Constraints violated (L['x'].size()[0])! For more information, run "
-                     'with TORCH_LOGS="+dynamic".',
-                     "- You marked L['x'].size()[0] as dynamic but your code specialized it to be a constant (2).")),
+                     'with TORCH_LOGS="+dynamic".',)),
     # torch.export
     # the narrower class first: a message's later lines may name it (lookup's _narrowed)
     _cause("a dimension marked dynamic that the code specialized",

@@ -98,7 +98,10 @@ const FxSearch = (() => {
     try { return new RegExp(cause.regex); } catch (error) { return null; }
   });
   const causeStems = FXGUIDE_CAUSES.map((cause) => stems([cause.title, ...cause.messages].join(" ")));
-  const causeTypes = [...new Set(FXGUIDE_CAUSES.flatMap((c) => c.messages.map((m) => m.split(": ")[0])))];
+  // the exception types the catalogue's messages start with (a message printed without one, a later line of a
+  // longer message, gives none: guessed in front of every query, its words would match any cause's pattern)
+  const causeTypes = [...new Set(FXGUIDE_CAUSES.flatMap((c) => c.messages.filter((m) => EXCEPTION_LINE.test(m))
+    .map((m) => m.split(": ")[0])))];
 
   // the sections of the catalogue that answer the pasted text, with a score (higher first)
   const causeResults = (query, index) => {
