@@ -26,6 +26,7 @@ the inventory is said to be none of its errors), 2 when there was no text.
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from typing import Any
@@ -94,7 +95,9 @@ def _recognised(found: tuple[Recognition, ...]) -> list[str]:
     return lines
 
 
+@functools.cache
 def _reproduced_index() -> dict[str, Any]:
+    """``atlas/reproduced.json``, read once per process (a paste can need both its entries and its unlisted)."""
     import json
     from pathlib import Path
 
