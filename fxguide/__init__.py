@@ -12,6 +12,9 @@ pasting them, grouped like the guide's table of contents:
 - :mod:`fxguide.display`: printing graphs and code, drawing them
   (:mod:`fxguide.display.drawing`) and timing side by side
   (:mod:`fxguide.display.timing`);
+- :mod:`fxguide.conditions`: a witness run in the conditions a claim names (a new
+  interpreter, an empty Inductor cache, no compiler, the default settings), which it
+  measures and prints;
 - :mod:`fxguide.diagnose`: every capture tool run on your own model, each
   failure linked to the guide section that fixes it. ``fxguide.diagnose(model, x)``
   (imported on first use, so ``import fxguide`` stays free of torch).
