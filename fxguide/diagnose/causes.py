@@ -466,6 +466,8 @@ CAUSES: tuple[Cause, ...] = (
     _cause("the two branches of a torch.cond returning different dtypes (a pass changed one)",
            r"When merging two branches' output in torch\.cond,\s+expected same (dtype|shape|device)",
            "pt2/higher-order-ops", "hop-branches-agree"),
+    _cause("an operator the ONNX exporter has no translation for (a custom operator)",
+           r"No ONNX function found for <OpOverload", "pt2/onnx", "onnx-custom-op"),
     _cause("ONNX Runtime given a size the export fixed",
            r"INVALID_ARGUMENT : Got invalid dimensions for input", "pt2/onnx", "onnx-runtime"),
     # Last: any other graph break that fullgraph=True (or error_on_graph_break) turned into an error. The lookup

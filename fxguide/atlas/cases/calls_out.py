@@ -244,6 +244,8 @@ class JitScripted(nn.Module):
 
 
 class _Doubler(nn.Module):
+    """x * 2: the submodule this row scripts; the reproductions of ``dynamo`` and ``fx`` use it too."""
+
     def forward(self, x):
         return x * 2
 

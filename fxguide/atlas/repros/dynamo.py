@@ -13,7 +13,6 @@ import json
 import os
 import threading
 import time
-import warnings
 
 import numpy as np
 import torch
@@ -858,35 +857,19 @@ class PlainRelu(nn.Module):
         return nn.functional.relu(x)
 
 
-class _Doubler(nn.Module):
-    """x * 2: the submodule the scripted-submodule reproduction scripts, and the graph-surgery ones of ``fx`` call
-    (as ``Double``)."""
-
-    def forward(self, x):
-        return x * 2
+# The atlas row's model ("a torch.jit.script submodule"), registered here as the reproduction of its message.
+repro("torch.jit.script/freeze modules unsupported (a scripted submodule)", tool=FULL, entry="GB4695",
+      cause="A submodule made with torch.jit.script is TorchScript: Dynamo cannot trace into it, and fullgraph "
+            "forbids the break.")(calls_out.ScriptedSubmodule)
 
 
-@repro("torch.jit.script/freeze modules unsupported (a scripted submodule)", tool=FULL, entry="GB4695",
-       cause="A submodule made with torch.jit.script is TorchScript: Dynamo cannot trace into it, and fullgraph "
-             "forbids the break.")
-class ScriptedSubmoduleCall(nn.Module):
-    def __init__(self):
-        super().__init__()
-        with warnings.catch_warnings():  # torch.jit.script's own deprecation notice
-            warnings.simplefilter("ignore", FutureWarning)
-            self.sub = torch.jit.script(_Doubler())
-
-    def forward(self, x):
-        return self.sub(x) + 1
-
-
-@fix_of(ScriptedSubmoduleCall)
+@fix_of(calls_out.ScriptedSubmodule)
 class PythonSubmoduleCall(nn.Module):
     """The submodule kept a Python module while capturing."""
 
     def __init__(self):
         super().__init__()
-        self.sub = _Doubler()
+        self.sub = calls_out._Doubler()
 
     def forward(self, x):
         return self.sub(x) + 1
@@ -1013,14 +996,7 @@ class LeafInForward(nn.Module):
         return (x * scale).detach()
 
 
-@fix_of(LeafInForward)
-class LeafAsParameter(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.scale = nn.Parameter(torch.ones(4))
-
-    def forward(self, x):
-        return (x * self.scale).detach()
+fix_of(LeafInForward)(ParameterInInit)  # the same fix: a weight made once, in __init__
 
 
 def labels() -> tuple[tuple, tuple]:

@@ -14,7 +14,7 @@ from torch.fx.passes.shape_prop import ShapeProp
 from fxguide.atlas.repros import fix_of, repro
 from fxguide.tracing import wrapping
 from fxguide.atlas.repros.dynamo import BoolBranch, ItemBranch, signs
-from fxguide.atlas.repros.dynamo import _Doubler as Double
+from fxguide.atlas.cases.calls_out import _Doubler as Double
 
 X = torch.arange(8.0).reshape(2, 4)
 
