@@ -164,10 +164,13 @@ def kernel_compiles(calls: Iterable[str]) -> list[str]:
 
 
 def run_fresh(script: str | os.PathLike, *arguments: object, folder: str | os.PathLike,
-              cxx: str | os.PathLike | None = None, **environment: str) -> FreshRun:
+              cxx: str | os.PathLike | None = None, cwd: str | os.PathLike | None = None,
+              **environment: str) -> FreshRun:
     """Run ``python script arguments...`` in a new interpreter with an empty Inductor cache folder
     (``TORCHINDUCTOR_CACHE_DIR``) and temporary folder (``TMPDIR``) of its own, made under ``folder``,
-    ``CXX=cxx`` (a stand-in from :func:`compiler_stand_in` logs its calls) and the extra ``environment``.
+    ``CXX=cxx`` (a stand-in from :func:`compiler_stand_in` logs its calls; without one, ``CXX`` is unset and
+    Inductor finds ``g++`` on ``PATH``), in the working folder ``cwd`` (this process's, by default), with the
+    extra ``environment``.
 
     torch keeps precompiled C++ headers in ``TMPDIR`` whatever ``TORCHINDUCTOR_CACHE_DIR`` says, about
     130 MB each: the temporary folder is counted (``headers_left``) and removed after the run."""
@@ -177,6 +180,8 @@ def run_fresh(script: str | os.PathLike, *arguments: object, folder: str | os.Pa
     if not folder.is_dir():
         raise ValueError(f"run_fresh: folder {str(folder)!r} is not a directory; pass one to hold the run's "
                          "cache and temporary folders (tempfile.mkdtemp())")
+    if cwd is not None and not Path(cwd).is_dir():
+        raise ValueError(f"run_fresh: cwd {str(cwd)!r} is not a directory")
     if cxx is not None and not os.access(cxx, os.X_OK):
         raise ValueError(f"run_fresh: cxx {str(cxx)!r} is not an executable file; "
                          "make one with compiler_stand_in(folder, name, runs_gxx=...)")
@@ -191,8 +196,8 @@ def run_fresh(script: str | os.PathLike, *arguments: object, folder: str | os.Pa
     if cxx is not None:
         env.update(CXX=str(cxx), CXX_LOG=str(log))
     try:
-        done = subprocess.run([sys.executable, "-c", _BOOT, str(script), *map(str, arguments)],
-                              env=env, capture_output=True, text=True)
+        done = subprocess.run([sys.executable, "-c", _BOOT, str(script.resolve()), *map(str, arguments)],
+                              env=env, capture_output=True, text=True, cwd=cwd)
         headers = len(list(temporary.glob("torchinductor_*/precompiled_headers/*.gch")))
     finally:
         shutil.rmtree(temporary, ignore_errors=True)

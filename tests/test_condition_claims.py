@@ -32,7 +32,7 @@ CLAIMS = {
     "an empty Inductor cache": (r"\bempty,? (private )?(Inductor )?cache\b|\bcache folders? (is |are )?empty\b"
                                 r"|\bempty(, private)? cache folders?\b",
                                 lambda line: "Inductor cache: empty" in line),
-    "no C++ compiler": (r"\bno (C\+\+ |working )?compiler\b|\bwithout a (C\+\+ )?compiler\b",
+    "no C++ compiler": (r"(?<!ran )\bno (C\+\+ |working )?compiler\b|\bwithout a (C\+\+ )?compiler\b",
                         lambda line: "C++ compiler: none" in line),
     "the default settings": (r"\bdefault settings\b",
                              lambda line: "(its default)" in line or " unset" in line),
