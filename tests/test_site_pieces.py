@@ -312,3 +312,25 @@ def test_no_page_links_to_a_page_that_moved(site):
     linking = [f"{p.relative_to(site)}" for p in _pages(site)
                if re.search(rf'href="(?:\.\./)*(?:{moved})[#"]', p.read_text(encoding="utf-8"))]
     assert linking == [], f"pages that still link to a moved page (through its redirect): {linking}"
+
+
+def test_every_atlas_row_that_differs_on_another_release_says_so_under_its_heading(site):
+    """Issue 51 item 4: a row whose table cells differ on a reported release carries one line per release and
+    column under its heading, from the committed drift reports; rows that do not differ carry none."""
+    from fxsite.drift import compat
+
+    current = compat.current_snapshots()
+    covs = [compat.coverage(r, current) for r in compat.load_reports() if r["torch"] != compat.REFERENCE_TORCH]
+    notes = compat.table_row_changes(covs, current)
+    assert notes, "no atlas row differs on any reported release: the reports or the table parser changed"
+    problems = []
+    for page in sorted((ROOT / "docs" / "atlas").glob("*.md")):
+        source = f"docs/atlas/{page.name}"
+        built = (site / "atlas" / page.name).with_suffix(".html").read_text(encoding="utf-8")
+        boxes = built.count("fxguide-other-releases")
+        wanted = [lines for (where, _), lines in notes.items() if where == source]
+        if boxes != len(wanted):
+            problems.append(f"{source}: {boxes} release notes, {len(wanted)} rows differ")
+        for lines in wanted:
+            problems += [f"{source}: missing {line!r}" for line in lines if htmllib.escape(line, quote=False) not in built]
+    assert not problems, "\n".join(problems[:20])

@@ -321,6 +321,60 @@ def what_changed(entry: dict) -> str:
     return "the output changed"
 
 
+def _table_cells(line: str) -> list[str]:
+    """The cells of a printed table's line, with or without Markdown's outer pipes.
+
+    >>> _table_cells("| pickle | works | error: TypeError |"), _table_cells("print | same")
+    (['pickle', 'works', 'error: TypeError'], ['print', 'same'])
+    """
+    text = line.strip()
+    text = text[1:] if text.startswith("| ") else text
+    text = text[:-1] if text.endswith(" |") else text
+    return [part.strip() for part in text.split(" | ")]
+
+
+def table_row_changes(covs: list[Coverage], current: dict[str, dict[int, snapshots.Expected]],
+                      prefix: str = "docs/atlas/") -> dict[tuple[str, str], list[str]]:
+    """What each row of a table an atlas page prints did on the other releases, where it differs: by (source,
+    the row's first column), one line per release and column, newest release first.
+
+    A table is an output whose first line is its header (``construct | eager | symbolic_trace | ...``) and
+    whose rows are ``|``-separated; a report's diff of it names the rows it changed (``-`` today, ``+`` on that
+    release). Only what the report checked against today's recording counts (:func:`coverage`).
+
+    >>> header = "construct | eager | export"
+    >>> recorded = {"docs/atlas/x.md": {1: snapshots.Expected(1, 9, header + "\\nprint | same | same", False)}}
+    >>> cov = Coverage("2.13.0", "", differs=[{"source": "docs/atlas/x.md", "index": 1, "status": "changed",
+    ...     "diff": "-print | same | same\\n+print | same | error: Unsupported GB0007"}])
+    >>> table_row_changes([cov], recorded)
+    {('docs/atlas/x.md', 'print'): ['torch 2.13.0, export: error: Unsupported GB0007 (here: same)']}
+    """
+    notes: dict[tuple[str, str], list[str]] = {}
+    for cov in sorted(covs, key=lambda c: version_key(c.torch), reverse=True):
+        for entry in cov.differs:
+            source = entry["source"]
+            recorded = current.get(source, {}).get(entry["index"])
+            if not source.startswith(prefix) or recorded is None or entry["status"] != "changed":
+                continue
+            header = _table_cells(recorded.output.splitlines()[0])
+            if len(header) < 2:
+                continue
+            rows: dict[str, dict[str, list[str]]] = {}
+            for line in entry.get("diff", "").splitlines():
+                if line[:1] in "+-" and not line.startswith(("+++", "---")) and " | " in line:
+                    cells = _table_cells(line[1:])
+                    if len(cells) == len(header) and cells != header:
+                        rows.setdefault(cells[0], {})["+" if line[0] == "+" else "-"] = cells
+            for name, sides in rows.items():
+                if "+" not in sides or "-" not in sides:
+                    continue
+                for column, there, here in zip(header[1:], sides["+"][1:], sides["-"][1:]):
+                    if there != here:
+                        notes.setdefault((source, name), []).append(
+                            f"torch {cov.torch}, {column}: {there} (here: {here})")
+    return notes
+
+
 def page_status(source: str, reports: list[dict], current: dict[str, dict[int, snapshots.Expected]],
                 covs: list[Coverage] | None = None) -> list[str]:
     """What the committed reports say about one page, in parts: ``["Verified on torch 2.14.1", "same on

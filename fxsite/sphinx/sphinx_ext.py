@@ -14,7 +14,8 @@ Under ``-W`` the warning fails the build.
 
 It also writes the Compatibility page (``docs/compatibility.md``, generated,
 git-ignored) and the home page's ``{{ verified_on }}`` sentence from the
-committed drift reports (:mod:`fxsite.drift.compat`).
+committed drift reports (:mod:`fxsite.drift.compat`), and adds to each atlas row
+what it did on the releases where it differs ("torch 2.13.0, compile: ...").
 """
 
 from __future__ import annotations
@@ -100,8 +101,34 @@ def write_compatibility(app: Sphinx, config: Config) -> None:
     # The coverages are computed once here, not once per page written.
     covs = [compat.coverage(r, current) for r in reports if r["torch"] != compat.REFERENCE_TORCH]
     app.fxguide_drift = (reports, current, covs)  # type: ignore[attr-defined]
+    app.fxguide_row_notes = compat.table_row_changes(covs, current)  # type: ignore[attr-defined]
     app.fxguide_drift_digest = hashlib.sha256(json.dumps(  # type: ignore[attr-defined]
         [list(reports), {s: sorted(i) for s, i in current.items()}], sort_keys=True, default=str).encode()).hexdigest()
+
+
+def add_release_notes_to_rows(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    """Under each atlas row's heading, what the row did on the releases where it differs from this page."""
+    source = f"docs/{docname}.md"
+    notes = {name: lines for (page, name), lines in getattr(app, "fxguide_row_notes", {}).items() if page == source}
+    if not notes:
+        return
+    for section in doctree.findall(nodes.section):
+        title = section.next_node(nodes.title)
+        if title is None or title.parent is not section:
+            continue
+        text = title.astext()
+        name = next((n for n in notes if text.startswith((f"{n}: ", f"{n} on "))), None)
+        if name is None:
+            continue
+        box = nodes.admonition(classes=["fxguide-other-releases"])
+        box += nodes.title(text="On other releases")
+        box += nodes.paragraph(text="Where this row's cells differ from this page's torch (the committed drift "
+                                    "reports; the Compatibility page has each difference in full):")
+        items = nodes.bullet_list()
+        for line in notes[name]:
+            items += nodes.list_item("", nodes.paragraph(text=line))
+        box += items
+        section.insert(section.index(title) + 1, box)
 
 
 def reread_when_drift_changed(app: Sphinx, env, added, changed, removed) -> list[str]:
@@ -146,6 +173,7 @@ def setup(app: Sphinx) -> dict:
     keep_cached_outputs_in_executed_notebooks()
     app.connect("config-inited", write_compatibility)
     app.connect("doctree-read", check_unexpected_errors)
+    app.connect("doctree-resolved", add_release_notes_to_rows)
     app.connect("env-get-outdated", reread_failed_pages)
     app.connect("env-get-outdated", reread_when_drift_changed)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
