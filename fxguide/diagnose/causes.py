@@ -196,8 +196,9 @@ CAUSES: tuple[Cause, ...] = (
            frames=r"ao[/\\.]nn[/\\.]quantized[/\\.]"),
     _cause("a Python number taken from tensor data", r"Could not extract specialized integer from data-dependent",
            "pt2/export-real-models", "export-real-check"),
-    _cause("an eager-mode quantized model", r"quantized\.\w+PackedParamsBase [^\n]{0,300}?does not have a field",
-           "problems/diagnose", "diagnose-quantized"),
+    _cause("an int8 model from eager-mode or FX-mode quantization given to export (its packed weights)",
+           r"quantized\.\w+PackedParamsBase [^\n]{0,300}?does not have a field",
+           "pt2/quantization", "quantization-old-int8-export"),
     _cause("an output or input of a type export cannot flatten",
            r"which is not a known type|Encountered unrecognized type [^\n]{0,300}? at (output|input)"
            r"|is not a registered (pytree|dataclass)|No pytree flatten function|register_dataclass"
