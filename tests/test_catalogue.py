@@ -185,6 +185,13 @@ def test_a_message_a_page_printed_finds_the_section_that_explains_it(phrase, anc
      "__init__.py)", "error-capture-pre-autograd-graph"),
     ("ImportError: cannot import name 'export_for_training' from 'torch.export'", "training-ir-is-not-train-mode"),
     ("ModuleNotFoundError: No module named 'transformers.utils.fx'", "problems-hf-without-fx-tracer"),
+    # a number read with .item() and branched on under fullgraph=True: not size-like, unlike mark_unbacked's size
+    ("torch._dynamo.exc.UserError: Consider annotating your code using torch._check*(). Could not guard on "
+     "data-dependent expression zuf0 > 0.5 (unhinted: zuf0 > 0.5).  (Size-like symbols: none)", "data-sizes-branch"),
+    # the ONNX exporter's colours, as a log file or a CI log keeps them
+    ("torch.onnx._internal.exporter._errors.TorchExportError: Failed to export the model with torch.export. "
+     "\x1b[96mThis is step 1/3\x1b[0m of exporting the model to ONNX. Next steps:", "onnx-data-dependent"),
+    ("ValueError: Only ExportedProgram is supported", "shipping-aoti-package"),
 ])
 def test_lookup_reads_a_message_as_a_traceback_prints_it(pasted, anchor):
     found = lookup(pasted)
@@ -217,6 +224,39 @@ User Stack (most recent call last):
   File "/home/me/.venv/lib/python3.11/site-packages/torch/ao/nn/quantized/modules/__init__.py", line 123, in forward
     return torch.quantize_per_tensor(
 """
+
+
+# a pass pointed a call_module node at a submodule the GraphModule (named after its root, Sequential) does not hold
+MISSING_SUBMODULE = """\
+Traceback (most recent call last):
+  File "/home/me/rewrite.py", line 10, in <module>
+    gm(torch.randn(2, 4))
+  File "/home/me/.venv/lib/python3.11/site-packages/torch/fx/graph_module.py", line 1007, in call_wrapped
+    return self._wrapped_call(self, *args, **kwargs)
+           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/home/me/.venv/lib/python3.11/site-packages/torch/nn/modules/module.py", line 1794, in _call_impl
+    return forward_call(*args, **kwargs)
+           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "<eval_with_key>.1 from /home/me/.venv/lib/python3.11/site-packages/torch/nn/modules/container.py:254 in forward", line 6, in forward
+  File "/home/me/.venv/lib/python3.11/site-packages/torch/nn/modules/module.py", line 1972, in __getattr__
+    raise AttributeError(
+AttributeError: 'Sequential' object has no attribute 'encoder'
+"""
+
+
+def test_lookup_finds_a_graphs_missing_submodule_only_where_the_generated_forward_reads_it():
+    assert lookup(MISSING_SUBMODULE).cause.section.anchor == "problems-no-attribute"
+    assert lookup(MISSING_SUBMODULE.replace("/", "\\")).cause.section.anchor == "problems-no-attribute"
+    assert lookup(MISSING_SUBMODULE.splitlines()[-1]) is None  # the line alone is any AttributeError
+    # a leaf module's own forward between them: its own bug, not the graph's
+    own = MISSING_SUBMODULE.replace(
+        '  File "/home/me/.venv/lib/python3.11/site-packages/torch/nn/modules/module.py", line 1972',
+        '  File "/home/me/.venv/lib/python3.11/site-packages/torch/nn/modules/module.py", line 1794, in _call_impl\n'
+        '    return forward_call(*args, **kwargs)\n'
+        '           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n'
+        '  File "/home/me/leafy.py", line 4, in forward\n    return x * self.scale\n'
+        '  File "/home/me/.venv/lib/python3.11/site-packages/torch/nn/modules/module.py", line 1972')
+    assert "leafy.py" in own and lookup(own) is None
 
 
 def test_lookup_sends_a_quantized_modules_specialized_integer_to_the_quantized_section():

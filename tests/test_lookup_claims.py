@@ -256,9 +256,15 @@ def _eager_forward_unbound_local():
     Gate()(torch.ones(2))
 
 
+def _eager_addmm_of_a_batch():
+    import torch
+    torch.addmm(torch.zeros(3), torch.ones(2, 5, 6), torch.ones(6, 3))  # mat1 must be a matrix, got 3-D tensor
+
+
 TORCH_NOT_CAPTURE: dict[str, Callable[[], object]] = {
     "torch-load-of-an-exported-program": _load_an_exported_program,
     "eager-forward-unbound-local": _eager_forward_unbound_local,
+    "eager-addmm-of-a-batch": _eager_addmm_of_a_batch,
 }
 
 

@@ -290,6 +290,15 @@ CAUSES: tuple[Cause, ...] = (
     _cause("a GraphModule's root without what its graph reads", r"^AttributeError: 'Module' object has no attribute",
            _ERRORS, "error-no-attribute", messages=("AttributeError: 'Module' object has no attribute 'weight'",),
            plain_python=True),
+    # the same cause when the root is a real model: the GraphModule's class is named after it ('Sequential' object
+    # ...), so the words are any AttributeError's; the traceback tells: the generated forward (<eval_with_key>) reads
+    # the attribute and nn.Module's __getattr__ refuses it (not a frame of the reader's own module in between)
+    _cause("a graph that reads a submodule or attribute its GraphModule does not hold (a pass's call_module target)",
+           r"^AttributeError: '\w+' object has no attribute '[\w.]+'",
+           "problems/when-it-fails", "problems-no-attribute",
+           frames=(r'<eval_with_key>[^"\n]{0,300}", line \d+, in forward[ \t]{0,20}\n(?:[^\n]{0,300}\n){0,3}?'
+                   r'[ \t]{0,20}File "[^"\n]{0,300}[/\\]torch[/\\]nn[/\\]modules[/\\]module\.py", line \d+, in __getattr__'),
+           plain_python=True),
     _cause("torch.load of a pickled module", r"Weights only load failed", _ERRORS, "error-weights-only",
            messages=("UnpicklingError: Weights only load failed. This file can still be loaded, to do so you have "
                      "two options, do those steps only if you trust the source of the checkpoint.",)),
@@ -383,12 +392,18 @@ CAUSES: tuple[Cause, ...] = (
            "problems/when-it-fails", "problems-proxy-in-args", plain_python=True),
     _cause("dead-code elimination on a Graph with no module", r"owning_module not set for purity check",
            "problems/when-it-fails", "problems-dce-bare-graph"),
+    # a number read with .item() is not size-like ("Size-like symbols: none"); mark_unbacked's size is
+    _cause("a branch on a number read from a tensor (.item()), compiled with fullgraph=True",
+           r"Consider annotating your code using torch\._check\*\(\)\. Could not guard on data-dependent expression "
+           r"[^\n]{1,300}?\(Size-like symbols: none\)", "pt2/data-dependent-sizes", "data-sizes-branch"),
     _cause("a size from data checked by compile", r"Consider annotating your code using torch\._check",
            "pt2/data-dependent-sizes", "data-sizes-mark-unbacked"),
     _cause("a dynamic-shape spec given twice or to the wrong make_fx mode",
            r"make_fx\(dynamic_shapes=\.\.\.\) requires tracing_mode='fake'|Both `@dynamic_spec\(\.\.\.\)` is attached",
            "pt2/dynamic-shapes", "dynamic-shapes-spec"),
-    _cause("ONNX export stopped by torch.export", r"Failed to export the model with torch\.export\. This is step 1/3",
+    # the exporter colours "This is step 1/3": the ANSI escapes stay in a log file or a CI log a reader pastes from
+    _cause("ONNX export stopped by torch.export",
+           r"Failed to export the model with torch\.export\. (?:\x1b\[[0-9;]{1,10}m)?This is step 1/3",
            "pt2/onnx", "onnx-data-dependent"),
     _cause("a function given to GraphModule as its root", r"Unsupported type [^\n]{1,200}? passed for root",
            "custom-tracers", "a-tracer-is-a-class"),
@@ -442,7 +457,8 @@ CAUSES: tuple[Cause, ...] = (
            messages=("ModuleNotFoundError: No module named 'torch.ao.quantization.quantize_pt2e'",)),
     _cause("a 2-D matrix operator (mm, addmm) given a batched input, as a replacement pattern can do",
            r"mat1 must be a matrix, got \d+-D tensor", "gallery/replace_pattern", "replace-pattern-every-match",
-           messages=("RuntimeError: mat1 must be a matrix, got 3-D tensor",)),
+           messages=("RuntimeError: mat1 must be a matrix, got 3-D tensor",),
+           plain_python=True),  # eager torch.addmm of a 3-D input raises it too
     _cause("a pickled GraphModule whose tracer needs constructor arguments",
            r"^TypeError: \w+\.__init__\(\) missing \d+ required positional arguments?: ", "pt2/saving",
            "saving-pickle-custom-tracer", plain_python=True),
@@ -451,6 +467,8 @@ CAUSES: tuple[Cause, ...] = (
     _cause("a tool that walks only the top-level graph", r"is not an aten conv2d operator", "pt2/higher-order-ops",
            "hop-no-grad-autocast"),
     # shipping and loading: what the target machine needs
+    _cause("aoti_compile_and_package given a module instead of the program torch.export made",
+           r"^ValueError: Only ExportedProgram is supported", "pt2/shipping", "shipping-aoti-package"),
     _cause("a saved compiled function (or a cache) loaded where no C++ compiler works: the load compiles C++",
            r"InvalidCxxCompiler\b", "pt2/shipping", "shipping-aot-compile"),
     _cause("an AOTInductor package called with a size outside the export's range (input checks on)",
