@@ -333,14 +333,20 @@ def _table_cells(line: str) -> list[str]:
     return [part.strip() for part in text.split(" | ")]
 
 
+def _header(output: str) -> str:
+    """The first line of ``output`` that is a table's header (a warning may come before it), or ``""``."""
+    return next((line for line in output.splitlines() if " | " in line), "")
+
+
 def table_row_changes(covs: list[Coverage], current: dict[str, dict[int, snapshots.Expected]],
                       prefix: str = "docs/atlas/") -> dict[tuple[str, str], list[str]]:
     """What each row of a table an atlas page prints did on the other releases, where it differs: by (source,
     the row's first column), one line per release and column, newest release first.
 
-    A table is an output whose first line is its header (``construct | eager | symbolic_trace | ...``) and
-    whose rows are ``|``-separated; a report's diff of it names the rows it changed (``-`` today, ``+`` on that
-    release). Only what the report checked against today's recording counts (:func:`coverage`).
+    The rows are those of each page's first table: the first output whose first line is a header
+    (``construct | eager | symbolic_trace | ...``) over ``|``-separated rows; later tables on the page are
+    summaries (counts by tool), not rows. A report's diff of it names the rows it changed (``-`` today, ``+``
+    on that release). Only what the report checked against today's recording counts (:func:`coverage`).
 
     >>> header = "construct | eager | export"
     >>> recorded = {"docs/atlas/x.md": {1: snapshots.Expected(1, 9, header + "\\nprint | same | same", False)}}
@@ -349,14 +355,18 @@ def table_row_changes(covs: list[Coverage], current: dict[str, dict[int, snapsho
     >>> table_row_changes([cov], recorded)
     {('docs/atlas/x.md', 'print'): ['torch 2.13.0, export: error: Unsupported GB0007 (here: same)']}
     """
+    first_table = {source: min((index for index, expected in recorded.items() if _header(expected.output)),
+                               default=None)
+                   for source, recorded in current.items() if source.startswith(prefix)}
     notes: dict[tuple[str, str], list[str]] = {}
     for cov in sorted(covs, key=lambda c: version_key(c.torch), reverse=True):
         for entry in cov.differs:
             source = entry["source"]
             recorded = current.get(source, {}).get(entry["index"])
-            if not source.startswith(prefix) or recorded is None or entry["status"] != "changed":
+            if (recorded is None or entry["status"] != "changed"
+                    or first_table.get(source) is None or entry["index"] != first_table[source]):
                 continue
-            header = _table_cells(recorded.output.splitlines()[0])
+            header = _table_cells(_header(recorded.output))
             if len(header) < 2:
                 continue
             rows: dict[str, dict[str, list[str]]] = {}
