@@ -338,21 +338,34 @@ def _header(output: str) -> str:
     return next((line for line in output.splitlines() if " | " in line), "")
 
 
+def _row_headings(source: str, root: Path = ROOT) -> set[str]:
+    """The rows that have a heading of their own on the page: ``### <row>: ...`` or ``### <row> on ...``."""
+    path = Path(root) / source
+    if not path.is_file():
+        return set()
+    return {match.group(1) for match in re.finditer(r"^### (.+?)(?:: | on )", path.read_text(encoding="utf-8"),
+                                                    re.MULTILINE)}
+
+
 def table_row_changes(covs: list[Coverage], current: dict[str, dict[int, snapshots.Expected]],
-                      prefix: str = "docs/atlas/") -> dict[tuple[str, str], list[str]]:
+                      prefix: str = "docs/atlas/", root: Path = ROOT) -> dict[tuple[str, str], list[str]]:
     """What each row of a table an atlas page prints did on the other releases, where it differs: by (source,
     the row's first column), one line per release and column, newest release first.
 
-    The rows are those of each page's first table: the first output whose first line is a header
-    (``construct | eager | symbolic_trace | ...``) over ``|``-separated rows; later tables on the page are
-    summaries (counts by tool), not rows. A report's diff of it names the rows it changed (``-`` today, ``+``
+    The rows are those of each page's first table (the first output with a header line such as
+    ``construct | eager | symbolic_trace | ...`` over ``|``-separated rows; later tables on the page are
+    summaries, counts by tool) that have a heading of their own on the page, where a note can go. A report's diff of it names the rows it changed (``-`` today, ``+``
     on that release). Only what the report checked against today's recording counts (:func:`coverage`).
 
     >>> header = "construct | eager | export"
     >>> recorded = {"docs/atlas/x.md": {1: snapshots.Expected(1, 9, header + "\\nprint | same | same", False)}}
     >>> cov = Coverage("2.13.0", "", differs=[{"source": "docs/atlas/x.md", "index": 1, "status": "changed",
     ...     "diff": "-print | same | same\\n+print | same | error: Unsupported GB0007"}])
-    >>> table_row_changes([cov], recorded)
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> (root / "docs" / "atlas").mkdir(parents=True)
+    >>> _ = (root / "docs" / "atlas" / "x.md").write_text("### print: what each tool does\\n")
+    >>> table_row_changes([cov], recorded, root=root)
     {('docs/atlas/x.md', 'print'): ['torch 2.13.0, export: error: Unsupported GB0007 (here: same)']}
     """
     first_table = {source: min((index for index, expected in recorded.items() if _header(expected.output)),
@@ -375,8 +388,9 @@ def table_row_changes(covs: list[Coverage], current: dict[str, dict[int, snapsho
                     cells = _table_cells(line[1:])
                     if len(cells) == len(header) and cells != header:
                         rows.setdefault(cells[0], {})["+" if line[0] == "+" else "-"] = cells
+            headings = _row_headings(source, root)
             for name, sides in rows.items():
-                if "+" not in sides or "-" not in sides:
+                if "+" not in sides or "-" not in sides or name not in headings:
                     continue
                 for column, there, here in zip(header[1:], sides["+"][1:], sides["-"][1:]):
                     if there != here:

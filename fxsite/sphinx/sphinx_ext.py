@@ -35,6 +35,9 @@ from fxsite.drift.extract import LIMIT_EXCEEDED, code_cells, merge_streams_exact
 
 logger = logging.getLogger(__name__)
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
+# What Sphinx's smart quotes make of a heading's straight quotes and dashes ("..." becomes an ellipsis apart)
+_UNSMART = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "--",
+                          "\u2014": "---"})
 
 
 def _last_line(traceback: str) -> str:
@@ -116,7 +119,7 @@ def add_release_notes_to_rows(app: Sphinx, doctree: nodes.document, docname: str
         title = section.next_node(nodes.title)
         if title is None or title.parent is not section:
             continue
-        text = title.astext()
+        text = title.astext().translate(_UNSMART).replace("\u2026", "...")  # the heading as the page's source wrote it
         name = next((n for n in notes if text.startswith((f"{n}: ", f"{n} on "))), None)
         if name is None:
             continue
