@@ -353,7 +353,7 @@ def test_a_release_note_goes_under_the_heading_of_its_row_as_sphinx_typesets_it(
         doctree += section
 
     class App:
-        fxguide_row_notes = {("docs/atlas/side-effects.md", "logger.warning(...)"): ["torch 2.13.0, compile: x"]}
+        fxguide_row_notes = {"docs/atlas/side-effects.md": {"logger.warning(...)": ["torch 2.13.0, compile: x"]}}
 
     add_release_notes_to_rows(App(), doctree, "atlas/side-effects")
     boxes = [section for section in doctree.findall(nodes.section)

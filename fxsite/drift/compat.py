@@ -338,12 +338,18 @@ def _header(output: str) -> str:
     return next((line for line in output.splitlines() if " | " in line), "")
 
 
+#: What follows a row's name in its heading on an atlas page: ``### print: what ...``, ``### pickle on each ...``
+#: (the Sphinx extension finds the row's section by the same words).
+ROW_HEADING_AFTER = (": ", " on ")
+
+
 def _row_headings(source: str, root: Path = ROOT) -> set[str]:
-    """The rows that have a heading of their own on the page: ``### <row>: ...`` or ``### <row> on ...``."""
+    """The rows that have a heading of their own on the page (``### <row>`` and one of :data:`ROW_HEADING_AFTER`)."""
     path = Path(root) / source
     if not path.is_file():
         return set()
-    return {match.group(1) for match in re.finditer(r"^### (.+?)(?:: | on )", path.read_text(encoding="utf-8"),
+    after = "|".join(re.escape(words) for words in ROW_HEADING_AFTER)
+    return {match.group(1) for match in re.finditer(rf"^### (.+?)(?:{after})", path.read_text(encoding="utf-8"),
                                                     re.MULTILINE)}
 
 
@@ -354,8 +360,9 @@ def table_row_changes(covs: list[Coverage], current: dict[str, dict[int, snapsho
 
     The rows are those of each page's first table (the first output with a header line such as
     ``construct | eager | symbolic_trace | ...`` over ``|``-separated rows; later tables on the page are
-    summaries, counts by tool) that have a heading of their own on the page, where a note can go. A report's diff of it names the rows it changed (``-`` today, ``+``
-    on that release). Only what the report checked against today's recording counts (:func:`coverage`).
+    summaries, counts by tool) that have a heading of their own on the page, where a note can go. A report's
+    diff of it names the rows it changed (``-`` today, ``+`` on that release). Only what the report checked
+    against today's recording counts (:func:`coverage`).
 
     >>> header = "construct | eager | export"
     >>> recorded = {"docs/atlas/x.md": {1: snapshots.Expected(1, 9, header + "\\nprint | same | same", False)}}
@@ -371,6 +378,7 @@ def table_row_changes(covs: list[Coverage], current: dict[str, dict[int, snapsho
     first_table = {source: min((index for index, expected in recorded.items() if _header(expected.output)),
                                default=None)
                    for source, recorded in current.items() if source.startswith(prefix)}
+    headings = {source: _row_headings(source, root) for source, index in first_table.items() if index is not None}
     notes: dict[tuple[str, str], list[str]] = {}
     for cov in sorted(covs, key=lambda c: version_key(c.torch), reverse=True):
         for entry in cov.differs:
@@ -388,9 +396,8 @@ def table_row_changes(covs: list[Coverage], current: dict[str, dict[int, snapsho
                     cells = _table_cells(line[1:])
                     if len(cells) == len(header) and cells != header:
                         rows.setdefault(cells[0], {})["+" if line[0] == "+" else "-"] = cells
-            headings = _row_headings(source, root)
             for name, sides in rows.items():
-                if "+" not in sides or "-" not in sides or name not in headings:
+                if "+" not in sides or "-" not in sides or name not in headings[source]:
                     continue
                 for column, there, here in zip(header[1:], sides["+"][1:], sides["-"][1:]):
                     if there != here:

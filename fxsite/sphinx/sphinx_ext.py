@@ -104,15 +104,17 @@ def write_compatibility(app: Sphinx, config: Config) -> None:
     # The coverages are computed once here, not once per page written.
     covs = [compat.coverage(r, current) for r in reports if r["torch"] != compat.REFERENCE_TORCH]
     app.fxguide_drift = (reports, current, covs)  # type: ignore[attr-defined]
-    app.fxguide_row_notes = compat.table_row_changes(covs, current)  # type: ignore[attr-defined]
+    row_notes: dict[str, dict[str, list[str]]] = {}  # by page, then by row
+    for (source, row), lines in compat.table_row_changes(covs, current).items():
+        row_notes.setdefault(source, {})[row] = lines
+    app.fxguide_row_notes = row_notes  # type: ignore[attr-defined]
     app.fxguide_drift_digest = hashlib.sha256(json.dumps(  # type: ignore[attr-defined]
         [list(reports), {s: sorted(i) for s, i in current.items()}], sort_keys=True, default=str).encode()).hexdigest()
 
 
 def add_release_notes_to_rows(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     """Under each atlas row's heading, what the row did on the releases where it differs from this page."""
-    source = f"docs/{docname}.md"
-    notes = {name: lines for (page, name), lines in getattr(app, "fxguide_row_notes", {}).items() if page == source}
+    notes = getattr(app, "fxguide_row_notes", {}).get(f"docs/{docname}.md", {})
     if not notes:
         return
     for section in doctree.findall(nodes.section):
@@ -120,7 +122,8 @@ def add_release_notes_to_rows(app: Sphinx, doctree: nodes.document, docname: str
         if title is None or title.parent is not section:
             continue
         text = title.astext().translate(_UNSMART).replace("\u2026", "...")  # the heading as the page's source wrote it
-        name = next((n for n in notes if text.startswith((f"{n}: ", f"{n} on "))), None)
+        name = next((n for n in notes if text.startswith(tuple(n + after for after in compat.ROW_HEADING_AFTER))),
+                    None)
         if name is None:
             continue
         box = nodes.admonition(classes=["fxguide-other-releases"])
